@@ -1,0 +1,25 @@
+// One finding: a rule that failed (or could not be verified) on a node or on
+// the whole model, with the facts that decided it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bpulint/expr.h"
+#include "bpulint/rule_db.h"
+
+namespace bpulint {
+
+enum class Outcome { Fail, Unknown };
+
+struct Diagnostic {
+  const Rule* rule = nullptr;  // owned by the RuleDatabase or builtin_rules()
+  Severity severity = Severity::Error;
+  Outcome outcome = Outcome::Fail;
+  std::string message;
+  long node = -1;              // index into ModelFacts::nodes; -1 = the model itself
+  Trace facts;                 // fact references and their values, e.g. kernel_shape[0] = 5
+  std::vector<std::string> fixes;
+};
+
+}  // namespace bpulint

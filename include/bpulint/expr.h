@@ -1,0 +1,71 @@
+// Constraint expressions and message templates used by YAML rule files.
+//
+//   kernel_shape[0] in 1..2
+//   all(t in input: t.rank <= 10)
+//   input[0].dtype in {'int8', 'int16'}
+//
+// Expressions are parsed once into an immutable AST and evaluated against a
+// node's facts (a Value record). Evaluation is tri-state: anything that
+// cannot be decided (unknown dim, missing fact, type mismatch, overflow)
+// yields Value::unknown(reason) instead of a guess, and `and`/`or`/`all`/
+// `any` follow Kleene logic so a definite answer still wins where one exists.
+// Nothing here throws.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bpulint/value.h"
+
+namespace bpulint {
+
+class Expr;  // immutable AST
+using ExprPtr = std::shared_ptr<const Expr>;
+
+struct ExprError {
+  size_t offset = 0;  // byte offset into the source text
+  std::string message;
+};
+
+// Returns nullptr (and fills *error when given) on a syntax error, an
+// unknown function, wrong arity, empty text, trailing junk or nesting deeper
+// than 200 levels.
+ExprPtr parse_expr(const std::string& text, ExprError* error);
+
+// The source text the expression was parsed from.
+const std::string& expr_text(const Expr& expr);
+
+// Root-level fact names the expression reads (not quantifier variables, not
+// function names), sorted and unique.
+std::vector<std::string> free_identifiers(const Expr& expr);
+
+// One fact reference seen during evaluation, e.g. {"kernel_shape[0]", 5}.
+struct TraceEntry {
+  std::string text;  // canonical, re-printed from the AST
+  Value value;
+};
+using Trace = std::vector<TraceEntry>;
+
+// Evaluates against `root` (a record of facts). When `trace` is given, every
+// fact reference evaluated is appended once, in first-seen order: the longest
+// identifier/member/index/slice chain rooted at a root-level name that does
+// not involve a quantifier variable (`input[0].shape[2]`, `kernel_shape`).
+Value eval(const Expr& expr, const Value& root, Trace* trace = nullptr);
+
+// Message template: literal text with {expression} placeholders; `{{` and
+// `}}` are literal braces. Example: "kernel D={kernel_shape[0]} outside [1, 2]".
+class Template;
+using TemplatePtr = std::shared_ptr<const Template>;
+
+// Error offsets are byte offsets into the whole template text.
+TemplatePtr parse_template(const std::string& text, ExprError* error);
+
+// Placeholders render with Value::to_string(); unknown renders as "?".
+std::string render(const Template& tmpl, const Value& root);
+
+// Union of the placeholders' free identifiers, sorted and unique.
+std::vector<std::string> free_identifiers(const Template& tmpl);
+
+}  // namespace bpulint

@@ -1,0 +1,28 @@
+// One model through the pipeline: load -> facts -> evaluate -> placement.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bpulint/diagnostic.h"
+#include "bpulint/facts.h"
+#include "bpulint/model_loader.h"
+#include "bpulint/placement.h"
+#include "bpulint/rule_db.h"
+
+namespace bpulint {
+
+struct ModelReport {
+  std::string path;
+  bool ok = false;
+  std::string error;  // one line, when !ok: the problem (without the path)
+  LoadedModel loaded;
+  ModelFacts facts;
+  std::vector<Diagnostic> diagnostics;
+  std::vector<Placement> placement;
+  Summary summary;
+};
+
+ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options);
+
+}  // namespace bpulint

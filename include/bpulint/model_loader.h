@@ -1,0 +1,67 @@
+// Loads an ONNX model without paying for its weights.
+//
+// Linting looks at structure, not at weight values, so the loader never
+// copies large tensor payloads: it memory-maps the file, walks the protobuf
+// wire format itself and re-encodes a *lean* copy in which every large
+// raw_data payload is replaced by an ONNX external-data reference pointing
+// back into the model file (location = the file's basename, offset/length =
+// where the payload sits). That is ordinary, valid ONNX, so the lean copy is
+// parsed by protobuf as usual and downstream code (shape inference, facts,
+// fixes) simply sees a model whose big tensors are external. Bytes are
+// fetched on demand with read_tensor_bytes().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+namespace bpulint {
+
+// A byte range of the model file.
+struct ByteSpan {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+struct LoadedModel {
+  std::string path;          // as given by the user
+  uint64_t file_size = 0;
+  onnx::ModelProto model;    // the lean copy (large payloads are external)
+  // Byte span (payload, after tag+length) of every NodeProto in the file, in
+  // the order they start in the file: pre-order, so the nodes of a node's
+  // attribute subgraphs come right after it, before its next sibling.
+  // Includes GraphProto.node (at any depth) and FunctionProto.node.
+  std::vector<ByteSpan> node_spans;
+  uint64_t stripped_bytes = 0;   // payload bytes left on disk
+  size_t stripped_tensors = 0;
+};
+
+// raw_data payloads larger than this are left on disk; smaller ones (shape
+// vectors, scalars, axes...) stay inline so shape inference can read them.
+constexpr uint64_t kInlinePayloadLimit = 4096;
+
+// Loads `path` into `out`. On failure returns false and sets `error` to a
+// one-line message without a path prefix (the caller adds "<path>: "), e.g.
+// "no such file", "is a directory", "empty file",
+// "not an ONNX model: truncated at byte 812 (field 7 declares 4096 bytes,
+// 300 left)", "not an ONNX model: no graph", "nesting deeper than 64 levels".
+// Never throws; `out` is only modified on success.
+bool load_model(const std::string& path, LoadedModel& out, std::string& error);
+
+// The tensor's data in ONNX raw little-endian layout: raw_data as is, typed
+// fields (float_data, int32_data incl. the narrow types stored there,
+// int64_data, double_data, uint64_data) converted, or external data read from
+// disk (self-references made by load_model and real external files).
+// External locations that are absolute or escape the model's folder are
+// refused without being opened. A missing "length" means "to end of file".
+bool read_tensor_bytes(const LoadedModel& m, const onnx::TensorProto& t,
+                       std::string& bytes, std::string& error);
+
+// True when t's data was left on disk by load_model (its external location
+// is the model file itself).
+bool is_self_reference(const LoadedModel& m, const onnx::TensorProto& t);
+
+}  // namespace bpulint

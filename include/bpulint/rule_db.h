@@ -1,0 +1,92 @@
+// The rule database: platforms, their op placement classes and their rules,
+// loaded strictly from YAML (unknown keys, bad expressions and duplicate ids
+// are errors with file:line:column).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bpulint/expr.h"
+
+namespace bpulint {
+
+enum class Severity { Note, Warning, Error };
+const char* severity_name(Severity s);
+bool parse_severity(const std::string& text, Severity* out);
+
+// How sure we are of a rule's numbers. "derived" = published for another chip.
+enum class Status { Verified, Derived, Inferred };
+const char* status_name(Status s);
+
+// Where the toolchain puts an op on this platform before any rule is checked.
+enum class OpClass { Bpu, Folded, Cpu };
+const char* op_class_name(OpClass c);
+
+struct SourceLocation {
+  std::string file;
+  int line = 0;    // 1-based
+  int column = 0;  // 1-based
+  std::string str() const { return file + ":" + std::to_string(line) + ":" + std::to_string(column); }
+};
+
+enum class RuleScope { Node, Model };
+
+struct Rule {
+  std::string id;            // stable, opaque: BPU1101
+  std::string name;          // kebab-case summary: convtranspose3d-kernel-d-range
+  std::string summary;       // one sentence, shown by `rules` and SARIF shortDescription
+  std::string description;   // rationale: why the constraint exists
+  RuleScope scope = RuleScope::Node;
+  std::vector<std::string> ops;  // op types; "*" = every node
+  std::string domain;            // "" = default ONNX domain
+  ExprPtr when;                  // optional applicability condition
+  ExprPtr require;               // the constraint
+  TemplatePtr message;           // filled with the node's facts
+  Severity severity = Severity::Error;
+  std::string effect;            // cpu_fallback | compile_error | perf_warning | advice
+  std::string cpu_node;          // what the toolchain emits on fallback, e.g. hbtl_call_native_Conv
+  std::string source;
+  Status status = Status::Verified;
+  std::string ref;               // row in the reference constraint table, e.g. J6-T10a
+  std::vector<std::string> fixes;
+  SourceLocation defined_at;
+  bool builtin = false;          // raised by the engine itself, not by an expression
+};
+
+struct OpPlacement {
+  OpClass op_class = OpClass::Bpu;
+  Status status = Status::Verified;
+  std::string source;
+  std::string note;
+};
+
+struct Platform {
+  std::string name;                  // j6p
+  std::string march;                 // nash-p
+  std::vector<std::string> aliases;  // nash-p, J6P, ...
+  std::string description;
+  std::string file;
+  std::vector<Rule> rules;
+  std::map<std::string, OpPlacement> ops;  // default-domain op type -> class
+};
+
+struct RuleDatabase {
+  std::vector<Platform> platforms;  // sorted by name
+  const Platform* find(const std::string& name_or_alias) const;
+};
+
+// A named YAML document: its path (for messages) and its text.
+struct RuleFile {
+  std::string path;
+  std::string text;
+};
+
+// Loads platform files (those with a `platform:` key) and the shared files
+// they `include:`. Returns false with "file:line:col: message".
+bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, std::string& error);
+
+// The embedded database, or every *.yaml in `dir` when dir is not empty.
+bool load_default_rule_database(const std::string& dir, RuleDatabase& db, std::string& error);
+
+}  // namespace bpulint

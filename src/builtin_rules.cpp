@@ -1,0 +1,63 @@
+#include "bpulint/builtin_rules.h"
+
+#include "bpulint/fix_catalog.h"
+
+namespace bpulint {
+namespace {
+
+Rule make(const char* id, const char* name, Severity severity, const char* effect, const char* summary,
+          const char* description) {
+  Rule r;
+  r.id = id;
+  r.name = name;
+  r.severity = severity;
+  r.effect = effect;
+  r.summary = summary;
+  r.description = description;
+  r.source = "bpu-lint engine";
+  r.status = Status::Verified;
+  r.ops = {"*"};
+  r.builtin = true;
+  r.defined_at = {"src/builtin_rules.cpp", 0, 0};
+  return r;
+}
+
+}  // namespace
+
+const std::vector<Rule>& builtin_rules() {
+  static const std::vector<Rule> rules = {
+      make(builtin::kOpNotInDatabase, "op-not-in-database", Severity::Note, "advice",
+           "The op is not classified for this platform, so its placement cannot be verified.",
+           "The rule database lists which ops the platform's BPU runs, which the toolchain folds away and which "
+           "always run on the CPU. An op in none of these lists (including custom-domain ops and calls to "
+           "model-local functions) is reported as unknown rather than assumed to be supported. Add it to the "
+           "platform's `ops:` classes once its placement is known."),
+      make(builtin::kOpRunsOnCpu, "op-runs-on-cpu", Severity::Error, "cpu_fallback",
+           "The platform has no BPU implementation of this op; the toolchain runs it on the CPU.",
+           "The op is classified `cpu` for this platform: whatever its attributes, the toolchain places it on "
+           "the CPU (an `hbtl.call` node in the compiled model), which costs a BPU<->CPU round trip."),
+      make(builtin::kModelNote, "model-not-fully-analysed", Severity::Note, "advice",
+           "Part of the model could not be analysed (newer opset, failed shape inference, model-local functions).",
+           "bpu-lint keeps linting when the ONNX library cannot infer shapes or knows an op only in a newer "
+           "opset, but every fact that depends on that analysis becomes unknown. This note says what was not "
+           "analysed so that a clean result is not mistaken for a verified one."),
+  };
+  return rules;
+}
+
+const std::vector<FixKind>& fix_catalog() {
+  static const std::vector<FixKind> kinds = {
+      {"convtranspose2d", "Rewrite as Transpose/Reshape + 2-D ConvTranspose + Reshape/Transpose", "safe"},
+      {"conv3d-1x1x1", "Rewrite as 1x1x1 Conv + Reshape/Transpose/Reshape", "safe"},
+  };
+  return kinds;
+}
+
+const FixKind* find_fix_kind(const std::string& id) {
+  for (const auto& k : fix_catalog()) {
+    if (id == k.id) return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace bpulint

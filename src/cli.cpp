@@ -1,0 +1,242 @@
+#include "bpulint/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "bpulint/builtin_rules.h"
+#include "bpulint/fix_catalog.h"
+#include "bpulint/lint.h"
+#include "bpulint/render_text.h"
+
+namespace bpulint {
+namespace {
+
+constexpr int kExitClean = 0;
+constexpr int kExitFindings = 1;
+constexpr int kExitError = 2;
+
+constexpr const char* kDefaultPlatform = "j6p";
+
+bool use_color(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr &&
+         !(term != nullptr && std::string(term) == "dumb");
+}
+
+// NAME=1x128x2x6x6; the last '=' splits so names may contain '='.
+bool parse_input_shape(const std::string& spec, FactOptions& options, std::string& error) {
+  const auto eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+    error = "--input-shape '" + spec + "': expected NAME=DIMxDIMx... (e.g. input=1x3x224x224)";
+    return false;
+  }
+  std::vector<int64_t> dims;
+  std::stringstream ss(spec.substr(eq + 1));
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || errno != 0 || v <= 0) {
+      error = "--input-shape '" + spec + "': '" + part + "' is not a positive dimension";
+      return false;
+    }
+    dims.push_back(v);
+  }
+  options.input_shapes[spec.substr(0, eq)] = dims;
+  return true;
+}
+
+bool load_db(const std::string& rules_dir, RuleDatabase& db) {
+  std::string error;
+  if (!load_default_rule_database(rules_dir, db, error)) {
+    std::cerr << "bpu-lint: " << error << "\n";
+    return false;
+  }
+  return true;
+}
+
+const Platform* pick_platform(const RuleDatabase& db, const std::string& name) {
+  const Platform* p = db.find(name);
+  if (p == nullptr) {
+    std::string names;
+    for (const auto& q : db.platforms) names += (names.empty() ? "" : ", ") + q.name;
+    std::cerr << "bpu-lint: unknown platform '" << name << "' (known: " << names << ")\n";
+  }
+  return p;
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
+int cmd_platforms(const RuleDatabase& db) {
+  for (const auto& p : db.platforms) {
+    std::cout << p.name << "  march " << p.march << "  aliases: " << join(p.aliases) << "\n    " << p.description
+              << "\n    " << p.rules.size() << " rules, " << p.ops.size() << " classified ops (" << p.file << ")\n";
+  }
+  return kExitClean;
+}
+
+int cmd_rules(const Platform& p) {
+  std::cout << "Rules for " << p.name << " (march " << p.march << "):\n";
+  std::vector<const Rule*> rules;
+  for (const auto& r : builtin_rules()) rules.push_back(&r);
+  for (const auto& r : p.rules) rules.push_back(&r);
+  std::sort(rules.begin(), rules.end(), [](const Rule* a, const Rule* b) { return a->id < b->id; });
+  for (const Rule* r : rules) {
+    std::cout << "  " << r->id << "  " << severity_name(r->severity) << "  " << status_name(r->status) << "  "
+              << r->name << "  [" << (r->scope == RuleScope::Model ? "model" : join(r->ops)) << "]\n      "
+              << r->summary << "\n";
+  }
+  std::map<OpClass, std::vector<std::string>> by_class;
+  for (const auto& kv : p.ops) by_class[kv.second.op_class].push_back(kv.first);
+  std::cout << "Op classes:\n";
+  for (const auto& kv : by_class) {
+    std::cout << "  " << op_class_name(kv.first) << " (" << kv.second.size() << "): " << join(kv.second) << "\n";
+  }
+  return kExitClean;
+}
+
+void print_rule(const Rule& r, const std::vector<std::string>& platforms) {
+  std::cout << r.id << " " << r.name << "\n  " << r.summary << "\n\n";
+  if (!r.description.empty()) std::cout << "  " << r.description << "\n\n";
+  std::cout << "  platforms: " << (platforms.empty() ? "all" : join(platforms)) << "\n";
+  std::cout << "  applies to: " << (r.scope == RuleScope::Model ? "the model" : "ops " + join(r.ops)) << "\n";
+  if (r.when) std::cout << "  when:       " << expr_text(*r.when) << "\n";
+  if (r.require) std::cout << "  require:    " << expr_text(*r.require) << "\n";
+  std::cout << "  severity:   " << severity_name(r.severity) << " (" << r.effect << ")\n";
+  if (!r.cpu_node.empty()) std::cout << "  on the CPU as: " << r.cpu_node << "\n";
+  std::cout << "  status:     " << status_name(r.status) << "\n  source:     " << r.source << "\n";
+  if (!r.ref.empty()) std::cout << "  reference:  " << r.ref << "\n";
+  for (const auto& f : r.fixes) {
+    const FixKind* k = find_fix_kind(f);
+    std::cout << "  fix:        " << f << " - " << (k ? k->title : "") << " (" << (k ? k->safety : "") << ")\n";
+  }
+  std::cout << "  defined at: " << r.defined_at.str() << "\n";
+}
+
+int cmd_explain(const RuleDatabase& db, const std::string& id) {
+  for (const auto& r : builtin_rules()) {
+    if (r.id == id || r.name == id) {
+      print_rule(r, {});
+      return kExitClean;
+    }
+  }
+  const Rule* found = nullptr;
+  std::vector<std::string> platforms;
+  for (const auto& p : db.platforms) {
+    for (const auto& r : p.rules) {
+      if (r.id == id || r.name == id) {
+        if (found == nullptr) found = &r;
+        platforms.push_back(p.name);
+      }
+    }
+  }
+  if (found == nullptr) {
+    std::cerr << "bpu-lint: no rule '" << id << "' (see: bpu-lint rules)\n";
+    return kExitError;
+  }
+  print_rule(*found, platforms);
+  return kExitClean;
+}
+
+int cmd_lint(const std::vector<std::string>& models, const Platform& platform, const FactOptions& facts,
+             const TextOptions& text, bool exit_zero) {
+  bool broken = false;
+  bool findings = false;
+  for (const auto& path : models) {
+    const ModelReport report = lint_model(path, platform, facts);
+    if (!report.ok) {
+      std::cerr << path << ": error: " << report.error << "\n";
+      broken = true;
+      continue;
+    }
+    render_text(std::cout, report, platform, text);
+    if (report.summary.errors > 0) findings = true;
+  }
+  std::cout.flush();
+  if (broken) return kExitError;
+  return findings && !exit_zero ? kExitFindings : kExitClean;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"bpu-lint: which ONNX nodes will fall off a Horizon BPU, and why"};
+  app.set_version_flag("--version", std::string("bpu-lint ") + BPULINT_VERSION);
+
+  std::vector<std::string> models;
+  std::string platform_name = kDefaultPlatform;
+  std::string format = "text";
+  std::string color = "auto";
+  std::string rules_dir;
+  std::vector<std::string> input_shapes;
+  bool exit_zero = false;
+
+  app.add_option("models", models, "ONNX model files");
+  app.add_option("-p,--platform", platform_name, "Platform name or march (default j6p; see: bpu-lint platforms)");
+  app.add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "concise"}));
+  app.add_option("--color", color, "Colour: auto (terminal only), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--input-shape", input_shapes, "Pin a dynamic input: NAME=1x128x2x6x6 (repeatable)");
+  app.add_flag("--exit-zero", exit_zero, "Exit 0 even when errors are found (2 still means broken input)");
+  app.add_option("--rules-dir", rules_dir, "Load rule files from this folder instead of the built-in database");
+
+  auto* rules_cmd = app.add_subcommand("rules", "List a platform's rules and op classes");
+  rules_cmd->add_option("-p,--platform", platform_name, "Platform name or march");
+  rules_cmd->add_option("--rules-dir", rules_dir, "Rule folder");
+  auto* explain_cmd = app.add_subcommand("explain", "Show a rule's constraint, rationale, source, status and fixes");
+  std::string explain_id;
+  explain_cmd->add_option("rule", explain_id, "Rule id or name")->required();
+  explain_cmd->add_option("--rules-dir", rules_dir, "Rule folder");
+  auto* platforms_cmd = app.add_subcommand("platforms", "List the platforms in the database");
+  platforms_cmd->add_option("--rules-dir", rules_dir, "Rule folder");
+  app.require_subcommand(0, 1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "bpu-lint: " << e.what() << " (see: bpu-lint --help)\n";
+    return kExitError;
+  }
+
+  RuleDatabase db;
+  if (!load_db(rules_dir, db)) return kExitError;
+  if (*platforms_cmd) return cmd_platforms(db);
+  if (*explain_cmd) return cmd_explain(db, explain_id);
+  const Platform* platform = pick_platform(db, platform_name);
+  if (platform == nullptr) return kExitError;
+  if (*rules_cmd) return cmd_rules(*platform);
+
+  if (models.empty()) {
+    std::cerr << "bpu-lint: no model given (usage: bpu-lint MODEL.onnx... [--platform j6p])\n";
+    return kExitError;
+  }
+  FactOptions facts;
+  for (const auto& spec : input_shapes) {
+    std::string error;
+    if (!parse_input_shape(spec, facts, error)) {
+      std::cerr << "bpu-lint: " << error << "\n";
+      return kExitError;
+    }
+  }
+  TextOptions text;
+  text.color = use_color(color);
+  text.concise = format == "concise";
+  return cmd_lint(models, *platform, facts, text, exit_zero);
+}
+
+}  // namespace bpulint

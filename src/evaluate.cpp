@@ -1,0 +1,132 @@
+#include "bpulint/evaluate.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "bpulint/builtin_rules.h"
+
+namespace bpulint {
+namespace {
+
+const Rule& builtin_rule(const char* id) {
+  for (const auto& r : builtin_rules()) {
+    if (r.id == id) return r;
+  }
+  static const Rule none;
+  return none;
+}
+
+// Rules by op type, so evaluation costs O(nodes x rules-per-op), not O(nodes x rules).
+struct RuleIndex {
+  std::unordered_map<std::string, std::vector<const Rule*>> by_op;
+  std::vector<const Rule*> any_op;
+  std::vector<const Rule*> model;
+
+  explicit RuleIndex(const Platform& p) {
+    for (const auto& r : p.rules) {
+      if (r.scope == RuleScope::Model) {
+        model.push_back(&r);
+        continue;
+      }
+      for (const auto& op : r.ops) {
+        if (op == "*") any_op.push_back(&r);
+        else by_op[r.domain + "::" + op].push_back(&r);
+      }
+    }
+  }
+};
+
+std::string first_unknown_reason(const Value& v, const Trace& trace) {
+  if (!v.as_string().empty()) return v.as_string();
+  for (const auto& t : trace) {
+    if (t.value.is_unknown()) return t.text + " is unknown" + (t.value.as_string().empty() ? "" : " (" + t.value.as_string() + ")");
+  }
+  return "a fact it needs is unknown";
+}
+
+// Checks one rule against one fact record; appends a diagnostic unless it passes.
+void check(const Rule& rule, const Value& record, long node, std::vector<Diagnostic>& out) {
+  Trace trace;
+  if (rule.when) {
+    const Value applies = eval(*rule.when, record, &trace);
+    if (applies.kind() == Value::Kind::Bool && !applies.as_bool()) return;
+    const Value ok = eval(*rule.require, record, &trace);
+    if (ok.kind() == Value::Kind::Bool && ok.as_bool()) return;
+    if (applies.is_unknown() || ok.is_unknown()) {
+      const Value& why = applies.is_unknown() ? applies : ok;
+      Diagnostic d{&rule, Severity::Note, Outcome::Unknown,
+                   "cannot verify " + rule.id + " (" + rule.summary + "): " + first_unknown_reason(why, trace), node,
+                   trace, {}};
+      out.push_back(std::move(d));
+      return;
+    }
+  } else {
+    const Value ok = eval(*rule.require, record, &trace);
+    if (ok.kind() == Value::Kind::Bool && ok.as_bool()) return;
+    if (ok.is_unknown()) {
+      out.push_back({&rule, Severity::Note, Outcome::Unknown,
+                     "cannot verify " + rule.id + " (" + rule.summary + "): " + first_unknown_reason(ok, trace), node,
+                     trace, {}});
+      return;
+    }
+  }
+  out.push_back({&rule, rule.severity, Outcome::Fail, render(*rule.message, record), node, trace, rule.fixes});
+}
+
+void check_node(const NodeFacts& n, long index, const Platform& platform, const RuleIndex& index_of,
+                std::vector<Diagnostic>& out) {
+  const size_t first = out.size();
+  if (n.domain.empty()) {
+    auto cls = platform.ops.find(n.op_type);
+    if (cls == platform.ops.end()) {
+      out.push_back({&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
+                     "cannot verify " + n.op_type + ": the op is not classified for " + platform.name +
+                         ", so its placement is unknown",
+                     index, {}, {}});
+    } else if (cls->second.op_class == OpClass::Cpu) {
+      out.push_back({&builtin_rule(builtin::kOpRunsOnCpu), Severity::Error, Outcome::Fail,
+                     n.op_type + " has no BPU implementation on " + platform.name + " and runs on the CPU" +
+                         (cls->second.note.empty() ? "" : " (" + cls->second.note + ")"),
+                     index, {}, {}});
+    }
+  } else {
+    out.push_back({&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
+                   "cannot verify " + n.domain + "::" + n.op_type + ": custom-domain ops are not in the database",
+                   index, {}, {}});
+  }
+  auto it = index_of.by_op.find(n.domain + "::" + n.op_type);
+  if (it != index_of.by_op.end()) {
+    for (const Rule* r : it->second) check(*r, n.record, index, out);
+  }
+  for (const Rule* r : index_of.any_op) check(*r, n.record, index, out);
+  std::sort(out.begin() + static_cast<long>(first), out.end(),
+            [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
+}
+
+}  // namespace
+
+std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform) {
+  const RuleIndex index(platform);
+  std::vector<Diagnostic> out;
+  for (const auto& note : facts.notes) {
+    out.push_back({&builtin_rule(builtin::kModelNote), Severity::Note, Outcome::Unknown, note, -1, {}, {}});
+  }
+  for (const auto& fn : facts.unanalysed_functions) {
+    out.push_back({&builtin_rule(builtin::kModelNote), Severity::Note, Outcome::Unknown,
+                   "model-local function " + fn + " is not analysed; its call sites are reported as unknown ops", -1,
+                   {}, {}});
+  }
+  {
+    const size_t first = out.size();
+    for (const Rule* r : index.model) check(*r, facts.model, -1, out);
+    std::sort(out.begin() + static_cast<long>(first), out.end(),
+              [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
+  }
+  for (size_t i = 0; i < facts.nodes.size(); ++i) {
+    check_node(facts.nodes[i], static_cast<long>(i), platform, index, out);
+  }
+  return out;
+}
+
+}  // namespace bpulint

@@ -1,0 +1,102 @@
+#include "bpulint/placement.h"
+
+#include <numeric>
+#include <unordered_map>
+
+namespace bpulint {
+
+const char* placement_name(Placement p) {
+  switch (p) {
+    case Placement::Bpu: return "bpu";
+    case Placement::Cpu: return "cpu";
+    case Placement::Folded: return "folded";
+    case Placement::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& platform,
+                                   const std::vector<Diagnostic>& diagnostics) {
+  std::vector<Placement> out(facts.nodes.size(), Placement::Unknown);
+  for (size_t i = 0; i < facts.nodes.size(); ++i) {
+    const auto& n = facts.nodes[i];
+    if (!n.domain.empty()) continue;
+    auto it = platform.ops.find(n.op_type);
+    if (it == platform.ops.end()) continue;
+    switch (it->second.op_class) {
+      case OpClass::Bpu: out[i] = Placement::Bpu; break;
+      case OpClass::Folded: out[i] = Placement::Folded; break;
+      case OpClass::Cpu: out[i] = Placement::Cpu; break;
+    }
+  }
+  for (const auto& d : diagnostics) {
+    if (d.node >= 0 && d.outcome == Outcome::Fail && d.severity == Severity::Error &&
+        d.rule->effect == "cpu_fallback") {
+      out[static_cast<size_t>(d.node)] = Placement::Cpu;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+struct DisjointSets {
+  std::vector<size_t> parent;
+  explicit DisjointSets(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  size_t find(size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void unite(size_t a, size_t b) { parent[find(a)] = find(b); }
+};
+
+}  // namespace
+
+size_t count_cpu_islands(const ModelFacts& facts, const std::vector<Placement>& placement) {
+  // Producer of each value, per graph: a subgraph's values never join an
+  // island of its parent graph (the parent node itself does that).
+  std::unordered_map<std::string, size_t> producer;
+  DisjointSets sets(facts.nodes.size());
+  for (size_t i = 0; i < facts.nodes.size(); ++i) {
+    for (const auto& o : facts.nodes[i].outputs) {
+      if (!o.empty()) producer[facts.nodes[i].graph_path + '\n' + o] = i;
+    }
+  }
+  for (size_t i = 0; i < facts.nodes.size(); ++i) {
+    if (placement[i] != Placement::Cpu) continue;
+    for (const auto& in : facts.nodes[i].inputs) {
+      auto it = producer.find(facts.nodes[i].graph_path + '\n' + in);
+      if (it != producer.end() && placement[it->second] == Placement::Cpu) sets.unite(i, it->second);
+    }
+  }
+  size_t islands = 0;
+  for (size_t i = 0; i < facts.nodes.size(); ++i) {
+    if (placement[i] == Placement::Cpu && sets.find(i) == i) ++islands;
+  }
+  return islands;
+}
+
+Summary summarize(const ModelFacts& facts, const std::vector<Placement>& placement,
+                  const std::vector<Diagnostic>& diagnostics) {
+  Summary s;
+  s.nodes = facts.nodes.size();
+  for (Placement p : placement) {
+    switch (p) {
+      case Placement::Bpu: ++s.bpu; break;
+      case Placement::Cpu: ++s.cpu; break;
+      case Placement::Folded: ++s.folded; break;
+      case Placement::Unknown: ++s.unknown; break;
+    }
+  }
+  s.cpu_islands = count_cpu_islands(facts, placement);
+  for (const auto& d : diagnostics) {
+    switch (d.severity) {
+      case Severity::Error: ++s.errors; break;
+      case Severity::Warning: ++s.warnings; break;
+      case Severity::Note: ++s.notes; break;
+    }
+  }
+  return s;
+}
+
+}  // namespace bpulint

@@ -1,0 +1,425 @@
+#include "bpulint/rule_db.h"
+
+#include <onnx/defs/schema.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <dirent.h>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "bpulint/builtin_rules.h"
+#include "bpulint/embedded_rules.h"
+#include "bpulint/fix_catalog.h"
+
+namespace bpulint {
+
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::Note: return "note";
+    case Severity::Warning: return "warning";
+    case Severity::Error: return "error";
+  }
+  return "error";
+}
+
+bool parse_severity(const std::string& text, Severity* out) {
+  if (text == "note") *out = Severity::Note;
+  else if (text == "warning") *out = Severity::Warning;
+  else if (text == "error") *out = Severity::Error;
+  else return false;
+  return true;
+}
+
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::Verified: return "verified";
+    case Status::Derived: return "derived";
+    case Status::Inferred: return "inferred";
+  }
+  return "inferred";
+}
+
+const char* op_class_name(OpClass c) {
+  switch (c) {
+    case OpClass::Bpu: return "bpu";
+    case OpClass::Folded: return "folded";
+    case OpClass::Cpu: return "cpu";
+  }
+  return "bpu";
+}
+
+const Platform* RuleDatabase::find(const std::string& name) const {
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  };
+  const std::string key = lower(name);
+  for (const auto& p : platforms) {
+    if (lower(p.name) == key || lower(p.march) == key) return &p;
+    for (const auto& a : p.aliases) {
+      if (lower(a) == key) return &p;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Every load error carries the YAML position; thrown inside the loader only.
+struct LoadError {
+  SourceLocation where;
+  std::string message;
+};
+
+class FileReader {
+ public:
+  explicit FileReader(std::string path) : path_(std::move(path)) {}
+
+  SourceLocation at(const YAML::Node& node, size_t extra_columns = 0) const {
+    const YAML::Mark m = node.Mark();
+    return {path_, m.line + 1, m.column + 1 + static_cast<int>(extra_columns)};
+  }
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const { throw LoadError{at(node), message}; }
+
+  // Checks that a mapping has only `allowed` keys, no duplicates, and the `required` ones.
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
+                  const std::vector<std::string>& required, const std::string& what) const {
+    if (!map.IsMap()) fail(map, what + " must be a mapping");
+    std::set<std::string> seen;
+    for (const auto& kv : map) {
+      const std::string key = kv.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        fail(kv.first, "unknown key '" + key + "' in " + what + " (allowed: " + list + ")");
+      }
+      if (!seen.insert(key).second) fail(kv.first, "duplicate key '" + key + "' in " + what);
+    }
+    for (const auto& r : required) {
+      if (!map[r]) fail(map, what + " is missing required key '" + r + "'");
+    }
+  }
+
+  std::string scalar(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) fail(node, what + " must be a scalar");
+    return node.Scalar();
+  }
+
+  std::string text(const YAML::Node& map, const std::string& key, const std::string& what) const {
+    const YAML::Node node = map[key];
+    if (!node) return {};
+    const std::string value = scalar(node, what + " '" + key + "'");
+    if (value.empty()) fail(node, what + " '" + key + "' must not be empty");
+    return value;
+  }
+
+  std::vector<std::string> string_list(const YAML::Node& node, const std::string& what) const {
+    std::vector<std::string> out;
+    if (!node) return out;
+    if (!node.IsSequence()) fail(node, what + " must be a list");
+    for (const auto& item : node) out.push_back(scalar(item, what + " entry"));
+    return out;
+  }
+
+  ExprPtr expression(const YAML::Node& node, const std::string& what) const {
+    const std::string source = scalar(node, what);
+    ExprError err;
+    ExprPtr e = parse_expr(source, &err);
+    if (!e) throw LoadError{at(node, quote_shift(node) + err.offset), "bad " + what + " expression: " + err.message};
+    return e;
+  }
+
+  TemplatePtr message(const YAML::Node& node) const {
+    const std::string source = scalar(node, "message");
+    ExprError err;
+    TemplatePtr t = parse_template(source, &err);
+    if (!t) throw LoadError{at(node, quote_shift(node) + err.offset), "bad message template: " + err.message};
+    return t;
+  }
+
+  Status status(const YAML::Node& node) const {
+    const std::string s = scalar(node, "status");
+    if (s == "verified") return Status::Verified;
+    if (s == "derived") return Status::Derived;
+    if (s == "inferred") return Status::Inferred;
+    fail(node, "status must be verified, derived or inferred, not '" + s + "'");
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  // Quoted scalars start one column after their mark.
+  static size_t quote_shift(const YAML::Node& node) { return node.Tag() == "!" ? 1 : 0; }
+  std::string path_;
+};
+
+const std::set<std::string>& reserved_node_facts() {
+  static const std::set<std::string> names = {"op", "domain", "opset", "name", "input", "output", "max_rank"};
+  return names;
+}
+
+const std::set<std::string>& model_facts() {
+  static const std::set<std::string> names = {"ir_version", "opset", "input", "output", "io_dtypes",
+                                                     "duplicate_io_names"};
+  return names;
+}
+
+// Attribute names any version of `op` declares: what a rule may read besides
+// the reserved facts. Catches typos such as `kernal_shape` at load time.
+std::set<std::string> attribute_names(const std::string& op, const std::string& domain) {
+  std::set<std::string> names;
+  for (const auto& schema : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+    if (schema.Name() == op && schema.domain() == domain) {
+      for (const auto& a : schema.attributes()) names.insert(a.first);
+    }
+  }
+  return names;
+}
+
+bool op_exists(const std::string& op, const std::string& domain) {
+  return onnx::OpSchemaRegistry::Schema(op, domain) != nullptr;
+}
+
+void check_identifiers(const FileReader& reader, const YAML::Node& node, const std::vector<std::string>& used,
+                       const std::set<std::string>& allowed, const std::string& context) {
+  for (const auto& id : used) {
+    if (allowed.count(id) == 0) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      reader.fail(node, "unknown fact '" + id + "' for " + context + " (known: " + list + ")");
+    }
+  }
+}
+
+Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
+  static const std::vector<std::string> kKeys = {"id",     "name",     "summary", "description", "scope",
+                                                 "ops",    "domain",   "when",    "require",     "message",
+                                                 "severity", "effect", "cpu_node", "source",     "status",
+                                                 "ref",    "fixes"};
+  reader.check_keys(node, kKeys, {"id", "name", "summary", "require", "message", "severity", "source", "status"},
+                    "rule");
+  Rule r;
+  r.defined_at = reader.at(node);
+  r.id = reader.text(node, "id", "rule");
+  static const std::regex kId("[A-Z][A-Z0-9]*[0-9]{4}");
+  if (!std::regex_match(r.id, kId)) reader.fail(node["id"], "rule id '" + r.id + "' must look like BPU1101");
+  r.name = reader.text(node, "name", "rule");
+  static const std::regex kName("[a-z0-9]+(-[a-z0-9]+)*");
+  if (!std::regex_match(r.name, kName)) reader.fail(node["name"], "rule name '" + r.name + "' must be kebab-case");
+  r.summary = reader.text(node, "summary", "rule");
+  r.description = reader.text(node, "description", "rule");
+  r.source = reader.text(node, "source", "rule");
+  r.ref = reader.text(node, "ref", "rule");
+  r.cpu_node = reader.text(node, "cpu_node", "rule");
+  r.domain = node["domain"] ? reader.scalar(node["domain"], "domain") : "";
+  r.status = reader.status(node["status"]);
+
+  const std::string scope = node["scope"] ? reader.scalar(node["scope"], "scope") : "node";
+  if (scope == "model") r.scope = RuleScope::Model;
+  else if (scope != "node") reader.fail(node["scope"], "scope must be node or model");
+
+  if (!parse_severity(reader.scalar(node["severity"], "severity"), &r.severity)) {
+    reader.fail(node["severity"], "severity must be error, warning or note");
+  }
+  // A number published for another chip is a hint, not grounds for an error.
+  if (r.status == Status::Derived && r.severity == Severity::Error) {
+    reader.fail(node["severity"], "a rule with status derived may be at most a warning");
+  }
+  r.effect = node["effect"] ? reader.scalar(node["effect"], "effect") : "cpu_fallback";
+  static const std::set<std::string> kEffects = {"cpu_fallback", "compile_error", "perf_warning", "advice"};
+  if (kEffects.count(r.effect) == 0) {
+    reader.fail(node["effect"], "effect must be cpu_fallback, compile_error, perf_warning or advice");
+  }
+
+  std::set<std::string> allowed;
+  if (r.scope == RuleScope::Model) {
+    if (node["ops"]) reader.fail(node["ops"], "a model-scope rule has no ops");
+    allowed = model_facts();
+  } else {
+    if (!node["ops"]) reader.fail(node, "rule is missing required key 'ops'");
+    r.ops = reader.string_list(node["ops"], "ops");
+    if (r.ops.empty()) reader.fail(node["ops"], "ops must not be empty");
+    allowed = reserved_node_facts();
+    for (const auto& op : r.ops) {
+      if (op == "*") continue;
+      if (!op_exists(op, r.domain)) reader.fail(node["ops"], "unknown op '" + op + "' in domain '" + r.domain + "'");
+      for (const auto& a : attribute_names(op, r.domain)) allowed.insert(a);
+    }
+  }
+
+  if (node["when"]) {
+    r.when = reader.expression(node["when"], "when");
+    check_identifiers(reader, node["when"], free_identifiers(*r.when), allowed, "this rule");
+  }
+  r.require = reader.expression(node["require"], "require");
+  check_identifiers(reader, node["require"], free_identifiers(*r.require), allowed, "this rule");
+  r.message = reader.message(node["message"]);
+  check_identifiers(reader, node["message"], free_identifiers(*r.message), allowed, "this rule");
+
+  for (const auto& fix : reader.string_list(node["fixes"], "fixes")) {
+    if (find_fix_kind(fix) == nullptr) reader.fail(node["fixes"], "unknown fix '" + fix + "'");
+    r.fixes.push_back(fix);
+  }
+  return r;
+}
+
+void parse_op_classes(const FileReader& reader, const YAML::Node& list, std::map<std::string, OpPlacement>& ops,
+                      std::map<std::string, SourceLocation>& where) {
+  if (!list) return;
+  if (!list.IsSequence()) reader.fail(list, "ops must be a list of op classes");
+  for (const auto& entry : list) {
+    reader.check_keys(entry, {"class", "ops", "status", "source", "note"}, {"class", "ops", "status", "source"},
+                      "op class");
+    OpPlacement placement;
+    const std::string cls = reader.scalar(entry["class"], "class");
+    if (cls == "bpu") placement.op_class = OpClass::Bpu;
+    else if (cls == "folded") placement.op_class = OpClass::Folded;
+    else if (cls == "cpu") placement.op_class = OpClass::Cpu;
+    else reader.fail(entry["class"], "class must be bpu, folded or cpu");
+    placement.status = reader.status(entry["status"]);
+    placement.source = reader.text(entry, "source", "op class");
+    placement.note = reader.text(entry, "note", "op class");
+    for (const auto& op : reader.string_list(entry["ops"], "ops")) {
+      if (!op_exists(op, "")) reader.fail(entry["ops"], "unknown op '" + op + "'");
+      auto prev = where.find(op);
+      if (prev != where.end()) {
+        reader.fail(entry["ops"], "op '" + op + "' is already classified at " + prev->second.str());
+      }
+      where[op] = reader.at(entry["ops"]);
+      ops[op] = placement;
+    }
+  }
+}
+
+struct ParsedFile {
+  YAML::Node root;
+  const RuleFile* file;
+};
+
+YAML::Node parse_yaml(const RuleFile& file) {
+  try {
+    YAML::Node root = YAML::Load(file.text);
+    if (!root.IsMap()) throw LoadError{{file.path, 1, 1}, "a rule file must be a YAML mapping"};
+    return root;
+  } catch (const YAML::Exception& e) {
+    throw LoadError{{file.path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg};
+  }
+}
+
+// Adds a file's op classes and rules to a platform (files included by it too).
+void merge_content(const FileReader& reader, const YAML::Node& root, Platform& platform,
+                   std::map<std::string, SourceLocation>& op_where, std::map<std::string, SourceLocation>& rule_where) {
+  parse_op_classes(reader, root["ops"], platform.ops, op_where);
+  const YAML::Node rules = root["rules"];
+  if (!rules) return;
+  if (!rules.IsSequence()) reader.fail(rules, "rules must be a list");
+  for (const auto& node : rules) {
+    Rule r = parse_rule(reader, node);
+    auto prev = rule_where.find(r.id);
+    if (prev != rule_where.end()) reader.fail(node["id"], "duplicate rule id '" + r.id + "' (first at " + prev->second.str() + ")");
+    rule_where[r.id] = r.defined_at;
+    platform.rules.push_back(std::move(r));
+  }
+}
+
+std::string base_name(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, std::string& error) {
+  db = RuleDatabase{};
+  try {
+    std::map<std::string, ParsedFile> shared;  // by base name, for include:
+    std::vector<ParsedFile> platforms;
+    for (const auto& f : files) {
+      ParsedFile parsed{parse_yaml(f), &f};
+      FileReader reader(f.path);
+      const YAML::Node version = parsed.root["schema_version"];
+      if (!version) reader.fail(parsed.root, "missing 'schema_version: 1'");
+      if (reader.scalar(version, "schema_version") != "1") reader.fail(version, "unsupported schema_version (this bpu-lint reads 1)");
+      if (parsed.root["platform"]) {
+        reader.check_keys(parsed.root, {"schema_version", "platform", "march", "aliases", "description", "include", "ops", "rules"},
+                          {"platform", "march", "description"}, "platform file");
+        platforms.push_back(parsed);
+      } else {
+        reader.check_keys(parsed.root, {"schema_version", "shared", "description", "ops", "rules"}, {"shared", "description"},
+                          "shared rule file");
+        shared[base_name(f.path)] = parsed;
+      }
+    }
+    std::set<std::string> names;
+    for (const auto& pf : platforms) {
+      FileReader reader(pf.file->path);
+      Platform p;
+      p.file = pf.file->path;
+      p.name = reader.text(pf.root, "platform", "platform file");
+      p.march = reader.text(pf.root, "march", "platform file");
+      p.description = reader.text(pf.root, "description", "platform file");
+      p.aliases = reader.string_list(pf.root["aliases"], "aliases");
+      if (!names.insert(p.name).second) reader.fail(pf.root["platform"], "platform '" + p.name + "' is defined twice");
+      std::map<std::string, SourceLocation> op_where, rule_where;
+      for (const auto& b : builtin_rules()) rule_where[b.id] = b.defined_at;
+      for (const auto& inc : reader.string_list(pf.root["include"], "include")) {
+        auto it = shared.find(inc);
+        if (it == shared.end()) reader.fail(pf.root["include"], "included file '" + inc + "' not found among the rule files");
+        merge_content(FileReader(it->second.file->path), it->second.root, p, op_where, rule_where);
+      }
+      merge_content(reader, pf.root, p, op_where, rule_where);
+      db.platforms.push_back(std::move(p));
+    }
+    std::sort(db.platforms.begin(), db.platforms.end(),
+              [](const Platform& a, const Platform& b) { return a.name < b.name; });
+    return true;
+  } catch (const LoadError& e) {
+    error = e.where.str() + ": " + e.message;
+    return false;
+  } catch (const YAML::Exception& e) {
+    error = "rule file: " + std::string(e.what());
+    return false;
+  }
+}
+
+bool load_default_rule_database(const std::string& dir, RuleDatabase& db, std::string& error) {
+  std::vector<RuleFile> files;
+  if (dir.empty()) {
+    for (const auto& f : embedded_rule_files()) files.push_back({f.path, f.content});
+  } else {
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr) {
+      error = dir + ": cannot open rules folder";
+      return false;
+    }
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".yaml") == 0) names.push_back(n);
+    }
+    closedir(d);
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) {
+      const std::string path = dir + "/" + n;
+      std::ifstream in(path, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      if (!in) {
+        error = path + ": cannot read";
+        return false;
+      }
+      files.push_back({path, text.str()});
+    }
+    if (files.empty()) {
+      error = dir + ": no *.yaml rule files";
+      return false;
+    }
+  }
+  return load_rule_database(files, db, error);
+}
+
+}  // namespace bpulint

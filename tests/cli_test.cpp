@@ -1,0 +1,139 @@
+// The real binary, end to end: exit codes, one-line errors on broken input,
+// the example model's three ConvTranspose3d errors, and the subcommands.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "test_util.h"
+
+using namespace bpulint;
+using namespace bpulint::test;
+
+namespace {
+
+const std::string kExample = std::string(BPULINT_SOURCE_DIR) + "/examples/case_study.onnx";
+
+int count(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (size_t p = haystack.find(needle); p != std::string::npos; p = haystack.find(needle, p + 1)) ++n;
+  return n;
+}
+
+size_t lines(const std::string& s) { return static_cast<size_t>(count(s, "\n")); }
+
+}  // namespace
+
+TEST_CASE("the example model: three ConvTranspose3d errors with values and rule ids, and the summary") {
+  const CommandResult r = run_bpu_lint({kExample, "--platform", "j6p"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.empty());
+  CHECK(count(r.out, "error: 3-D ConvTranspose kernel D=5 (kernel [5, 2, 2], stride [5, 2, 2]) is outside the BPU range [1, 2] [BPU1101]") == 1);
+  CHECK(count(r.out, "error: 3-D ConvTranspose stride D=5") == 1);
+  CHECK(count(r.out, "error: 3-D ConvTranspose stride D=2 (kernel [2, 2, 2], stride [2, 2, 2])") == 2);
+  CHECK(count(r.out, "[BPU1102]") == 3);
+  CHECK(count(r.out, "on the CPU as hbtl_call_native_Conv") == 4);
+  CHECK(r.out.find("3 on CPU") != std::string::npos);
+  CHECK(r.out.find("3 CPU islands") != std::string::npos);
+  CHECK(r.out.find("\033[") == std::string::npos);  // no colour when not a terminal
+}
+
+TEST_CASE("--exit-zero, --format concise, --color always") {
+  const CommandResult r = run_bpu_lint({kExample, "--exit-zero", "--format", "concise"});
+  CHECK(r.exit_code == 0);
+  CHECK(count(r.out, ": error: ") == 4);
+  CHECK(lines(r.out) == 5);  // four diagnostics + summary
+  const CommandResult c = run_bpu_lint({kExample, "--color", "always"});
+  CHECK(c.out.find("\033[1;31merror") != std::string::npos);
+}
+
+TEST_CASE("a clean model exits 0") {
+  TempDir dir;
+  const std::string path = save_model(dir, "ok.onnx", model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4,3,3] X, float[4,2,2,2] W) => (float[] Y) {
+  Y = ConvTranspose <strides = [2,2]> (X, W)
+}
+)"));
+  const CommandResult r = run_bpu_lint({path, "--platform", "nash-p"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("1 nodes: 1 on BPU, 0 on CPU") != std::string::npos);
+}
+
+TEST_CASE("malformed models: exit 2, one line naming the file, no crash, others still linted") {
+  TempDir dir;
+  const std::string good = read_file(kExample);
+  REQUIRE(good.size() > 1000);
+  struct Case {
+    std::string name;
+    std::string bytes;
+  };
+  std::string random(4096, '\0');
+  unsigned state = 12345;
+  for (char& c : random) c = static_cast<char>((state = state * 1103515245u + 12345u) >> 16);
+  const std::vector<Case> cases = {
+      {"empty.onnx", ""},
+      {"truncated.onnx", good.substr(0, good.size() / 2)},
+      {"random.onnx", random},
+      {"text.onnx", "this is not a model\nat all\n"},
+  };
+  for (const auto& c : cases) {
+    write_file(dir.path(c.name), c.bytes);
+    const CommandResult r = run_bpu_lint({dir.path(c.name)});
+    INFO(c.name << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.rfind(dir.path(c.name) + ": error: ", 0) == 0);
+    CHECK(r.out.empty());
+  }
+  std::filesystem::create_directory(dir.path("folder.onnx"));
+  for (const std::string& path : {dir.path("folder.onnx"), dir.path("missing.onnx")}) {
+    const CommandResult r = run_bpu_lint({path});
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.rfind(path + ": error: ", 0) == 0);
+  }
+  // A broken model among good ones: the good one is still linted.
+  const CommandResult mixed = run_bpu_lint({dir.path("empty.onnx"), kExample});
+  CHECK(mixed.exit_code == 2);
+  CHECK(mixed.out.find("[BPU1101]") != std::string::npos);
+  CHECK(read_file(kExample) == good);  // input never modified
+}
+
+TEST_CASE("usage errors exit 2") {
+  CHECK(run_bpu_lint({}).exit_code == 2);
+  CHECK(run_bpu_lint({kExample, "--platform", "nope"}).exit_code == 2);
+  CHECK(run_bpu_lint({kExample, "--bogus"}).exit_code == 2);
+  CHECK(run_bpu_lint({kExample, "--input-shape", "voxels=1xZ"}).exit_code == 2);
+  const CommandResult pin = run_bpu_lint({kExample, "--input-shape", "nope=1x2"});
+  CHECK(pin.exit_code == 2);
+  CHECK(pin.err.find("no graph input named 'nope'") != std::string::npos);
+}
+
+TEST_CASE("rules, explain, platforms") {
+  const CommandResult rules = run_bpu_lint({"rules", "--platform", "j6p"});
+  CHECK(rules.exit_code == 0);
+  CHECK(rules.out.find("BPU1101") != std::string::npos);
+  CHECK(rules.out.find("convtranspose3d-stride-d") != std::string::npos);
+  const CommandResult explain = run_bpu_lint({"explain", "BPU1102"});
+  CHECK(explain.exit_code == 0);
+  CHECK(explain.out.find("status:     inferred") != std::string::npos);
+  CHECK(explain.out.find("require:    strides[0] == 1") != std::string::npos);
+  CHECK(explain.out.find("fix:        convtranspose2d") != std::string::npos);
+  CHECK(explain.out.find("defined at: rules/j6p.yaml:") != std::string::npos);
+  CHECK(run_bpu_lint({"explain", "BPU9999"}).exit_code == 2);
+  const CommandResult platforms = run_bpu_lint({"platforms"});
+  CHECK(platforms.exit_code == 0);
+  CHECK(platforms.out.find("j6p  march nash-p") != std::string::npos);
+}
+
+TEST_CASE("a broken rule folder exits 2 with file:line:col") {
+  TempDir dir;
+  write_file(dir.path("bad.yaml"), "schema_version: 1\nplatform: x\nmarch: y\ndescription: z\nrules:\n  - id: [\n");
+  const CommandResult r = run_bpu_lint({"platforms", "--rules-dir", dir.dir()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(dir.path("bad.yaml") + ":") != std::string::npos);
+  CHECK(lines(r.err) == 1);
+}

@@ -1,0 +1,171 @@
+#include <doctest/doctest.h>
+
+#include "bpulint/facts.h"
+#include "test_util.h"
+
+using namespace bpulint;
+using namespace bpulint::test;
+
+namespace {
+
+ModelFacts facts_of(const std::string& text, const FactOptions& options = {}) {
+  TempDir dir;
+  LoadedModel loaded;
+  std::string error;
+  REQUIRE(load_model(save_model(dir, "m.onnx", model_from_text(text)), loaded, error));
+  ModelFacts facts;
+  REQUIRE(extract_facts(loaded, options, facts, error));
+  return facts;
+}
+
+const Value& fact(const NodeFacts& n, const std::string& name) {
+  const Value* v = n.record.field(name);
+  REQUIRE(v != nullptr);
+  return *v;
+}
+
+const char* kConvTranspose3d = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,128,2,6,6] X, float[128,64,5,2,2] W) => (float[N,64,10,12,12] Y) {
+  Y = ConvTranspose <strides = [5,2,2]> (X, W)
+}
+)";
+
+}  // namespace
+
+TEST_CASE("ConvTranspose defaults are resolved for its opset") {
+  const ModelFacts f = facts_of(kConvTranspose3d);
+  REQUIRE(f.nodes.size() == 1);
+  const NodeFacts& n = f.nodes[0];
+  CHECK(n.op_type == "ConvTranspose");
+  CHECK(n.opset == 17);
+  CHECK(n.graph_path == "g");
+  CHECK(n.display_name == "ConvTranspose_0");
+  CHECK(fact(n, "kernel_shape").to_string() == "[5, 2, 2]");  // from the weight
+  CHECK(fact(n, "strides").to_string() == "[5, 2, 2]");
+  CHECK(fact(n, "dilations").to_string() == "[1, 1, 1]");
+  CHECK(fact(n, "pads").to_string() == "[0, 0, 0, 0, 0, 0]");
+  CHECK(fact(n, "output_padding").to_string() == "[0, 0, 0]");
+  CHECK(fact(n, "group").to_string() == "1");
+  CHECK(fact(n, "auto_pad").to_string() == "NOTSET");
+}
+
+TEST_CASE("tensor facts: dtype, shape with unknown dynamic dims, constness") {
+  const ModelFacts f = facts_of(kConvTranspose3d);
+  const Value& in = *fact(f.nodes[0], "input").items().at(0).field("shape");
+  CHECK(in.to_string() == "[?, 128, 2, 6, 6]");
+  CHECK(in.items()[0].is_unknown());
+  CHECK(in.items()[0].as_string() == "dynamic dim 'N'");
+  const Value& x = fact(f.nodes[0], "input").items().at(0);
+  CHECK(x.field("dtype")->as_string() == "float32");
+  CHECK(x.field("rank")->as_int() == 5);
+  CHECK_FALSE(x.field("const")->as_bool());
+  const Value& y = fact(f.nodes[0], "output").items().at(0);
+  CHECK(y.field("shape")->to_string() == "[?, 64, 10, 12, 12]");
+  CHECK(fact(f.nodes[0], "max_rank").as_int() == 5);
+}
+
+TEST_CASE("--input-shape pins dynamic dims and shape inference follows") {
+  FactOptions o;
+  o.input_shapes["X"] = {2, 128, 2, 6, 6};
+  const ModelFacts f = facts_of(kConvTranspose3d, o);
+  CHECK(fact(f.nodes[0], "output").items().at(0).field("shape")->to_string() == "[2, 64, 10, 12, 12]");
+}
+
+TEST_CASE("--input-shape errors name the problem") {
+  TempDir dir;
+  LoadedModel loaded;
+  std::string error;
+  REQUIRE(load_model(save_model(dir, "m.onnx", model_from_text(kConvTranspose3d)), loaded, error));
+  ModelFacts facts;
+  FactOptions o;
+  o.input_shapes["nope"] = {1};
+  CHECK_FALSE(extract_facts(loaded, o, facts, error));
+  CHECK(error.find("no graph input named 'nope'") != std::string::npos);
+  o.input_shapes.clear();
+  o.input_shapes["X"] = {1, 2};
+  CHECK_FALSE(extract_facts(loaded, o, facts, error));
+  CHECK(error.find("rank 2") != std::string::npos);
+  o.input_shapes["X"] = {1, 64, 2, 6, 6};
+  CHECK_FALSE(extract_facts(loaded, o, facts, error));
+  CHECK(error.find("dim 1") != std::string::npos);
+}
+
+TEST_CASE("initializers and Constant outputs are constant") {
+  const ModelFacts f = facts_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] X) => (float[1,4] Y) {
+  C = Constant <value = float[4] {1.0, 2.0, 3.0, 4.0}> ()
+  Y = Add (X, C)
+}
+)");
+  REQUIRE(f.nodes.size() == 2);
+  const Value& c = fact(f.nodes[1], "input").items().at(1);
+  CHECK(c.field("const")->as_bool());
+  CHECK(c.field("shape")->to_string() == "[4]");
+}
+
+TEST_CASE("subgraphs are walked with graph paths") {
+  const ModelFacts f = facts_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool cond, float[2] X) => (float[2] Y) {
+  Y = If (cond) <
+    then_branch = then_g () => (float[2] A) { A = Relu (X) },
+    else_branch = else_g () => (float[2] B) { B = Neg (X) }
+  >
+}
+)");
+  REQUIRE(f.nodes.size() == 3);
+  CHECK(f.nodes[0].op_type == "If");
+  CHECK(f.nodes[1].graph_path == "g/If_0.then_branch");
+  CHECK(f.nodes[1].op_type == "Relu");
+  CHECK(f.nodes[2].graph_path == "g/If_0.else_branch");
+  CHECK(f.nodes[2].path() == "g/If_0.else_branch/Neg_0");
+  // Outer-scope values are visible inside the subgraph.
+  CHECK(fact(f.nodes[1], "input").items().at(0).field("shape")->to_string() == "[2]");
+}
+
+TEST_CASE("a model newer than the ONNX library gets a note, not a refusal") {
+  const ModelFacts f = facts_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] X) => (float[2] Y) { Y = Relu (X) }
+)");
+  CHECK(f.notes.empty());
+  onnx::ModelProto m = model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] X) => (float[2] Y) { Y = Relu (X) }
+)");
+  m.mutable_opset_import(0)->set_version(max_known_opset() + 2);
+  TempDir dir;
+  LoadedModel loaded;
+  std::string error;
+  REQUIRE(load_model(save_model(dir, "m.onnx", m), loaded, error));
+  ModelFacts facts;
+  REQUIRE(extract_facts(loaded, {}, facts, error));
+  REQUIRE_FALSE(facts.notes.empty());
+  CHECK(facts.notes[0].find("newer than the ONNX library") != std::string::npos);
+  CHECK(facts.nodes.size() == 1);
+}
+
+TEST_CASE("model-level facts") {
+  const ModelFacts f = facts_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float16[2] X, int8[2] Z) => (float16[2] Y) { Y = Relu (X) }
+)");
+  CHECK(f.model.field("io_dtypes")->to_string() == "['float16', 'int8']");
+  CHECK(f.model.field("duplicate_io_names")->to_string() == "[]");
+  CHECK(f.model.field("input")->items().size() == 2);
+}
+
+TEST_CASE("a declared output shape that contradicts inference does not lose every shape") {
+  const ModelFacts f = facts_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4,3,3] X) => (float[7] Y) {
+  A = Relu (X)
+  Y = Relu (A)
+}
+)");
+  REQUIRE(f.notes.size() == 1);
+  CHECK(f.notes[0].find("declared shapes contradict shape inference") != std::string::npos);
+  CHECK(fact(f.nodes[1], "input").items().at(0).field("shape")->to_string() == "[1, 4, 3, 3]");
+}

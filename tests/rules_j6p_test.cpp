@@ -1,0 +1,210 @@
+// Each J6P rule fires on a violating node and stays quiet on a compliant one,
+// at both edges of its range.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "test_util.h"
+
+using namespace bpulint;
+using namespace bpulint::test;
+
+namespace {
+
+std::string head(int opset = 17) {
+  return "<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) + "]>\n";
+}
+
+bool fires(const ModelReport& r, const std::string& id) {
+  const auto ids = failed_rules(r);
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+bool unverified(const ModelReport& r, const std::string& id) {
+  const auto ids = unknown_rules(r);
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// A ConvTranspose with weight [4, 2, kernel...] on input [1, 4, 3, 3(, 3)].
+std::string conv_transpose(const std::vector<int>& kernel, const std::vector<int>& strides,
+                           const std::string& extra_attrs = "") {
+  auto dims = [](const std::vector<int>& v) {
+    std::string s;
+    for (int d : v) s += "," + std::to_string(d);
+    return s;
+  };
+  std::string x = "float[1,4" + std::string(kernel.size() == 3 ? ",3,3,3" : ",3,3") + "]";
+  std::string list;
+  for (int s : strides) list += (list.empty() ? "" : ",") + std::to_string(s);
+  return head() + "g (" + x + " X, float[4,2" + dims(kernel) + "] W) => (float[] Y) {\n  Y = ConvTranspose <strides = [" +
+         list + "]" + extra_attrs + "> (X, W)\n}\n";
+}
+
+std::string unary(const std::string& op, const std::string& shape, const std::string& attrs = "", int opset = 17) {
+  return head(opset) + "g (float" + shape + " X) => (float[] Y) {\n  Y = " + op + (attrs.empty() ? "" : " <" + attrs + ">") +
+         " (X)\n}\n";
+}
+
+}  // namespace
+
+TEST_CASE("BPU1101 convtranspose3d-kernel-d-range: kernel D in [1, 2]") {
+  CHECK_FALSE(fires(lint_text(conv_transpose({1, 2, 2}, {1, 2, 2})), "BPU1101"));
+  CHECK_FALSE(fires(lint_text(conv_transpose({2, 2, 2}, {1, 2, 2})), "BPU1101"));
+  CHECK(fires(lint_text(conv_transpose({3, 2, 2}, {1, 2, 2})), "BPU1101"));
+  const ModelReport r = lint_text(conv_transpose({5, 2, 2}, {5, 2, 2}));
+  CHECK(fires(r, "BPU1101"));
+  const auto& d = r.diagnostics.front();
+  CHECK(d.message == "3-D ConvTranspose kernel D=5 (kernel [5, 2, 2], stride [5, 2, 2]) is outside the BPU range [1, 2]");
+  REQUIRE_FALSE(d.facts.empty());
+  CHECK(d.facts.back().text == "kernel_shape[0]");
+  CHECK(d.facts.back().value.as_int() == 5);
+  CHECK(d.fixes == std::vector<std::string>{"convtranspose2d", "conv3d-1x1x1"});
+  // 2-D ConvTranspose is not 3-D: the rule does not apply.
+  CHECK_FALSE(fires(lint_text(conv_transpose({2, 2}, {2, 2})), "BPU1101"));
+}
+
+TEST_CASE("BPU1102 convtranspose3d-stride-d: D-stride 1") {
+  CHECK_FALSE(fires(lint_text(conv_transpose({2, 2, 2}, {1, 2, 2})), "BPU1102"));
+  CHECK(fires(lint_text(conv_transpose({2, 2, 2}, {2, 2, 2})), "BPU1102"));
+  const ModelReport two_d = lint_text(conv_transpose({2, 2}, {2, 2}));
+  CHECK(failed_rules(two_d).empty());
+  CHECK(two_d.summary.cpu == 0);
+  CHECK(two_d.summary.bpu == 1);
+}
+
+TEST_CASE("BPU1103 convtranspose-output-padding: note when non-zero") {
+  CHECK_FALSE(fires(lint_text(conv_transpose({3, 3}, {2, 2}, ", output_padding = [0, 0]")), "BPU1103"));
+  const ModelReport r = lint_text(conv_transpose({3, 3}, {2, 2}, ", output_padding = [1, 0]"));
+  CHECK(fires(r, "BPU1103"));
+  CHECK(r.summary.notes == 1);
+  CHECK(r.summary.cpu == 0);  // advice only
+}
+
+TEST_CASE("unknown kernel gives cannot-verify, never a silent pass") {
+  const ModelReport r = lint_text(head() + "g (float[1,4,3,3,3] X, float W) => (float[] Y) {\n"
+                                           "  Y = ConvTranspose <strides = [2, 2, 2]> (X, W)\n}\n");
+  CHECK(unverified(r, "BPU1101"));
+  CHECK(unverified(r, "BPU1102"));
+  CHECK_FALSE(fires(r, "BPU1101"));
+  for (const auto& d : r.diagnostics) {
+    if (d.rule->id == "BPU1101") {
+      CHECK(d.severity == Severity::Note);
+      CHECK(d.message.rfind("cannot verify BPU1101", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("BPU2001 tensor-rank-limit: rank 10 ok, 11 fails") {
+  CHECK_FALSE(fires(lint_text(unary("Relu", "[1,1,1,1,1,1,1,1,1,2]")), "BPU2001"));
+  CHECK(fires(lint_text(unary("Relu", "[1,1,1,1,1,1,1,1,1,1,2]")), "BPU2001"));
+}
+
+TEST_CASE("BPU3001 softmax-axis-size at both edges, old and new opsets") {
+  CHECK_FALSE(fires(lint_text(unary("Softmax", "[2,1]")), "BPU3001"));
+  CHECK_FALSE(fires(lint_text(unary("Softmax", "[2,65535]")), "BPU3001"));
+  CHECK(fires(lint_text(unary("Softmax", "[2,65536]")), "BPU3001"));
+  CHECK(fires(lint_text(unary("LogSoftmax", "[65536,2]", "axis = 0")), "BPU3001"));
+  // Opset 11 coerces to 2-D: the reduced elements are shape[axis:].
+  CHECK_FALSE(fires(lint_text(unary("Softmax", "[1,255,257]", "", 11)), "BPU3001"));
+  CHECK(fires(lint_text(unary("Softmax", "[1,256,256]", "", 11)), "BPU3001"));
+  CHECK(unverified(lint_text(unary("Softmax", "[2,N]")), "BPU3001"));
+}
+
+TEST_CASE("BPU3002 layernorm-reduced-elements") {
+  auto ln = [](const std::string& shape, const std::string& scale, int axis) {
+    return head() + "g (float" + shape + " X, float" + scale + " S) => (float[] Y) {\n  Y = LayerNormalization <axis = " +
+           std::to_string(axis) + "> (X, S)\n}\n";
+  };
+  CHECK_FALSE(fires(lint_text(ln("[2,65535]", "[65535]", -1)), "BPU3002"));
+  CHECK_FALSE(fires(lint_text(ln("[2,1]", "[1]", -1)), "BPU3002"));
+  CHECK(fires(lint_text(ln("[2,256,256]", "[256,256]", 1)), "BPU3002"));
+}
+
+TEST_CASE("BPU3003 instancenorm-reduced-elements") {
+  auto in = [](const std::string& shape) {
+    return head() + "g (float" + shape + " X, float[3] S, float[3] B) => (float[] Y) {\n"
+                    "  Y = InstanceNormalization (X, S, B)\n}\n";
+  };
+  CHECK_FALSE(fires(lint_text(in("[1,3,255,257]")), "BPU3003"));
+  CHECK_FALSE(fires(lint_text(in("[1,3,1,1]")), "BPU3003"));
+  CHECK(fires(lint_text(in("[1,3,256,256]")), "BPU3003"));
+}
+
+TEST_CASE("BPU3004 reduce-l1-l2-reduced-elements, with and without axes") {
+  CHECK_FALSE(fires(lint_text(unary("ReduceL2", "[1,65535]", "axes = [1]", 13)), "BPU3004"));
+  CHECK(fires(lint_text(unary("ReduceL2", "[1,65536]", "axes = [1]", 13)), "BPU3004"));
+  CHECK(fires(lint_text(unary("ReduceL1", "[1,65536]", "axes = [-1]", 13)), "BPU3004"));
+  CHECK_FALSE(fires(lint_text(unary("ReduceL1", "[1,65535]", "", 13)), "BPU3004"));
+  CHECK(fires(lint_text(unary("ReduceL1", "[2,65535]", "", 13)), "BPU3004"));
+}
+
+TEST_CASE("BPU3005 argmax-axis-size is a derived warning") {
+  CHECK_FALSE(fires(lint_text(unary("ArgMax", "[1,32767]", "axis = 1").replace(0, 0, "")), "BPU3005"));
+  const ModelReport r = lint_text(unary("ArgMin", "[1,32768]", "axis = 1"));
+  CHECK(fires(r, "BPU3005"));
+  CHECK(r.summary.warnings == 1);
+  CHECK(r.summary.errors == 0);
+}
+
+TEST_CASE("BPU4001 rnn-dim-limit") {
+  auto lstm = [](int seq) {
+    return head() + "g (float[" + std::to_string(seq) + ",1,4] X, float[1,32,4] W, float[1,32,8] R) => (float[] Y) {\n"
+                    "  Y = LSTM <hidden_size = 8> (X, W, R)\n}\n";
+  };
+  CHECK_FALSE(fires(lint_text(lstm(2097151)), "BPU4001"));
+  CHECK(fires(lint_text(lstm(2097152)), "BPU4001"));
+}
+
+TEST_CASE("BPU9001/BPU9002 model input and output counts at 256 and 257") {
+  auto model = [](int inputs, int outputs) {
+    std::string ins, outs, body;
+    for (int i = 0; i < inputs; ++i) ins += (i ? ", " : "") + std::string("float[1] I") + std::to_string(i);
+    for (int o = 0; o < outputs; ++o) {
+      outs += (o ? ", " : "") + std::string("float[1] O") + std::to_string(o);
+      body += "  O" + std::to_string(o) + " = Relu (I0)\n";
+    }
+    return head() + "g (" + ins + ") => (" + outs + ") {\n" + body + "}\n";
+  };
+  CHECK_FALSE(fires(lint_text(model(256, 1)), "BPU9001"));
+  CHECK(fires(lint_text(model(257, 1)), "BPU9001"));
+  CHECK_FALSE(fires(lint_text(model(1, 256)), "BPU9002"));
+  CHECK(fires(lint_text(model(1, 257)), "BPU9002"));
+}
+
+TEST_CASE("BPU9003 model-io-names-unique") {
+  CHECK_FALSE(fires(lint_text(unary("Relu", "[2]")), "BPU9003"));
+  const ModelReport r = lint_text(head() + "g (float[2] X) => (float[2] X) {\n}\n");
+  CHECK(fires(r, "BPU9003"));
+}
+
+TEST_CASE("BPU9004 model-io-element-types") {
+  CHECK_FALSE(fires(lint_text(unary("Relu", "[2]")), "BPU9004"));
+  CHECK_FALSE(fires(lint_text(head() + "g (int8[2] X) => (int8[2] Y) {\n  Y = Relu (X)\n}\n"), "BPU9004"));
+  CHECK(fires(lint_text(head() + "g (float16[2] X) => (float16[2] Y) {\n  Y = Relu (X)\n}\n"), "BPU9004"));
+}
+
+TEST_CASE("ops outside the database are unknown, custom domains too") {
+  const ModelReport r = lint_text(head() + "g (float[2] X) => (float[2] Y) {\n  Y = Neg (X)\n}\n");
+  CHECK(unverified(r, "BPU0001"));
+  CHECK(r.summary.unknown == 1);
+  const ModelReport c = lint_text("<ir_version: 8, opset_import: [\"\" : 17, \"com.acme\" : 1]>\n"
+                                  "g (float[2] X) => (float[2] Y) {\n  Y = com.acme.Magic (X)\n}\n");
+  CHECK(unverified(c, "BPU0001"));
+  CHECK(c.diagnostics.back().message.find("com.acme::Magic") != std::string::npos);
+}
+
+TEST_CASE("CPU islands: connected CPU nodes are one round trip") {
+  const std::string w = "float[4,4,2,2,2] W";
+  const ModelReport chained = lint_text(head() + "g (float[1,4,2,2,2] X, " + w + ") => (float[] Z) {\n"
+                                                 "  Y = ConvTranspose <strides = [2,2,2]> (X, W)\n"
+                                                 "  Z = ConvTranspose <strides = [2,2,2]> (Y, W)\n}\n");
+  CHECK(chained.summary.cpu == 2);
+  CHECK(chained.summary.cpu_islands == 1);
+  const ModelReport split = lint_text(head() + "g (float[1,4,2,2,2] X, " + w + ") => (float[] Z) {\n"
+                                               "  Y = ConvTranspose <strides = [2,2,2]> (X, W)\n"
+                                               "  A = Add (Y, Y)\n"
+                                               "  Z = ConvTranspose <strides = [2,2,2]> (A, W)\n}\n");
+  CHECK(split.summary.cpu == 2);
+  CHECK(split.summary.bpu == 1);
+  CHECK(split.summary.cpu_islands == 2);
+}

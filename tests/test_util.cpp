@@ -1,0 +1,120 @@
+#include "test_util.h"
+
+#include <doctest/doctest.h>
+#include <onnx/defs/parser.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace bpulint::test {
+
+onnx::ModelProto model_from_text(const std::string& text) {
+  onnx::ModelProto model;
+  const auto status = onnx::OnnxParser::Parse(model, text.c_str());
+  INFO(status.ErrorMessage());
+  REQUIRE(status.IsOK());
+  return model;
+}
+
+TempDir::TempDir() {
+  static std::atomic<int> counter{0};
+  dir_ = (std::filesystem::temp_directory_path() /
+          ("bpulint-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++)))
+             .string();
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  REQUIRE(out.good());
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string save_model(const TempDir& dir, const std::string& name, const onnx::ModelProto& model) {
+  const std::string path = dir.path(name);
+  write_file(path, model.SerializeAsString());
+  return path;
+}
+
+const RuleDatabase& database() {
+  static const RuleDatabase db = [] {
+    RuleDatabase d;
+    std::string error;
+    if (!load_default_rule_database("", d, error)) FAIL("built-in rule database: " << error);
+    return d;
+  }();
+  return db;
+}
+
+const Platform& platform(const std::string& name) {
+  const Platform* p = database().find(name);
+  REQUIRE(p != nullptr);
+  return *p;
+}
+
+ModelReport lint_text(const std::string& text, const std::string& platform_name, const FactOptions& options) {
+  TempDir dir;
+  const std::string path = save_model(dir, "model.onnx", model_from_text(text));
+  ModelReport r = lint_model(path, platform(platform_name), options);
+  INFO(r.error);
+  REQUIRE(r.ok);
+  return r;
+}
+
+std::vector<std::string> failed_rules(const ModelReport& report) {
+  std::vector<std::string> ids;
+  for (const auto& d : report.diagnostics) {
+    if (d.outcome == Outcome::Fail) ids.push_back(d.rule->id);
+  }
+  return ids;
+}
+
+std::vector<std::string> unknown_rules(const ModelReport& report) {
+  std::vector<std::string> ids;
+  for (const auto& d : report.diagnostics) {
+    if (d.outcome == Outcome::Unknown) ids.push_back(d.rule->id);
+  }
+  return ids;
+}
+
+namespace {
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+}  // namespace
+
+CommandResult run_bpu_lint(const std::vector<std::string>& args) {
+  TempDir dir;
+  std::string cmd = shell_quote(BPULINT_BINARY);
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " >" + shell_quote(dir.path("out")) + " 2>" + shell_quote(dir.path("err")) + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  r.out = read_file(dir.path("out"));
+  r.err = read_file(dir.path("err"));
+  return r;
+}
+
+}  // namespace bpulint::test

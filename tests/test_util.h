@@ -1,0 +1,56 @@
+// Shared helpers for the test suite: fixture models from the ONNX text
+// format, temporary folders, and running the real bpu-lint binary.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+#include "bpulint/lint.h"
+#include "bpulint/rule_db.h"
+
+namespace bpulint::test {
+
+// Parses ONNX text syntax (onnx/defs/parser.h); fails the test on a syntax error.
+onnx::ModelProto model_from_text(const std::string& text);
+
+// A fresh folder under the system temp dir, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+void write_file(const std::string& path, const std::string& bytes);
+std::string read_file(const std::string& path);
+std::string save_model(const TempDir& dir, const std::string& name, const onnx::ModelProto& model);
+
+// The built-in database (loaded once).
+const RuleDatabase& database();
+const Platform& platform(const std::string& name);
+
+// Lints a text-syntax model on a platform; returns the report.
+ModelReport lint_text(const std::string& text, const std::string& platform_name = "j6p",
+                      const FactOptions& options = {});
+
+// Rule ids of failed (not unknown) diagnostics, in output order.
+std::vector<std::string> failed_rules(const ModelReport& report);
+std::vector<std::string> unknown_rules(const ModelReport& report);
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+// Runs the bpu-lint binary with arguments (each shell-quoted here).
+CommandResult run_bpu_lint(const std::vector<std::string>& args);
+
+}  // namespace bpulint::test
