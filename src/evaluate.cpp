@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "bpulint/builtin_rules.h"
@@ -22,6 +23,14 @@ struct RuleIndex {
   std::unordered_map<std::string, std::vector<const Rule*>> by_op;
   std::vector<const Rule*> any_op;
   std::vector<const Rule*> model;
+  // Facts the rules of an op key (plus the any-op rules) read.
+  std::unordered_map<std::string, std::set<std::string>> facts_by_op;
+  std::set<std::string> any_op_facts;
+
+  const std::set<std::string>& facts_for(const std::string& key) const {
+    auto it = facts_by_op.find(key);
+    return it == facts_by_op.end() ? any_op_facts : it->second;
+  }
 
   explicit RuleIndex(const Platform& p) {
     for (const auto& r : p.rules) {
@@ -30,10 +39,16 @@ struct RuleIndex {
         continue;
       }
       for (const auto& op : r.ops) {
-        if (op == "*") any_op.push_back(&r);
-        else by_op[r.domain + "::" + op].push_back(&r);
+        if (op == "*") {
+          any_op.push_back(&r);
+          any_op_facts.insert(r.facts_used.begin(), r.facts_used.end());
+        } else {
+          by_op[r.domain + "::" + op].push_back(&r);
+          facts_by_op[r.domain + "::" + op].insert(r.facts_used.begin(), r.facts_used.end());
+        }
       }
     }
+    for (auto& kv : facts_by_op) kv.second.insert(any_op_facts.begin(), any_op_facts.end());
   }
 };
 
@@ -96,10 +111,15 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
                    index, {}, {}});
   }
   auto it = index_of.by_op.find(n.domain + "::" + n.op_type);
-  if (it != index_of.by_op.end()) {
-    for (const Rule* r : it->second) check(*r, n.record, index, out);
+  const bool has_op_rules = it != index_of.by_op.end();
+  if (has_op_rules || !index_of.any_op.empty()) {
+    // Built per node with only the facts its rules read, dropped after: memory stays flat.
+    const Value record = node_record(n, &index_of.facts_for(n.domain + "::" + n.op_type));
+    if (has_op_rules) {
+      for (const Rule* r : it->second) check(*r, record, index, out);
+    }
+    for (const Rule* r : index_of.any_op) check(*r, record, index, out);
   }
-  for (const Rule* r : index_of.any_op) check(*r, n.record, index, out);
   std::sort(out.begin() + static_cast<long>(first), out.end(),
             [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
 }

@@ -1,21 +1,23 @@
 #include "bpulint/facts.h"
 
 #include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
+#include <onnx/defs/shape_inference.h>
 
-#include <deque>
 #include <algorithm>
 #include <exception>
 #include <set>
 #include <unordered_map>
 
+#include "bpulint/guarded_inference.h"
+
 namespace bpulint {
 namespace {
 
-// What the walker knows about a value name in the current scope.
+// What the walker knows about a value name in the current graph.
 struct ValueFacts {
   const onnx::TypeProto* type = nullptr;
   bool is_const = false;
+  const onnx::TensorProto* data = nullptr;  // small constant data shape inference may read (Reshape's shape)
 };
 using Scope = std::unordered_map<std::string, ValueFacts>;
 
@@ -38,6 +40,195 @@ struct ScopeChain {
 constexpr int kMaxGraphDepth = 64;
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+bool has_inline_data(const onnx::TensorProto& t) {
+  return t.data_location() != onnx::TensorProto::EXTERNAL && t.external_data_size() == 0;
+}
+
+// The InferenceContext ONNX's per-op functions expect, over borrowed data:
+// no model copy, no value_info written back.
+class NodeContext final : public onnx::InferenceContext {
+ public:
+  NodeContext(const onnx::NodeProto& node, std::vector<const ValueFacts*> inputs)
+      : node_(node), inputs_(std::move(inputs)), outputs_(static_cast<size_t>(node.output_size())) {}
+
+  const onnx::AttributeProto* getAttribute(const std::string& name) const override {
+    for (const auto& a : node_.attribute()) {
+      if (a.name() == name) return &a;
+    }
+    return nullptr;
+  }
+  size_t getNumInputs() const override { return inputs_.size(); }
+  const onnx::TypeProto* getInputType(size_t i) const override {
+    if (i >= inputs_.size()) fail_shape_inference("input ", i, " out of range");
+    return inputs_[i] ? inputs_[i]->type : nullptr;
+  }
+  const onnx::TensorProto* getInputData(size_t i) const override {
+    if (i >= inputs_.size()) fail_shape_inference("input ", i, " out of range");
+    return inputs_[i] ? inputs_[i]->data : nullptr;
+  }
+  size_t getNumOutputs() const override { return outputs_.size(); }
+  onnx::TypeProto* getOutputType(size_t i) override {
+    if (i >= outputs_.size()) fail_shape_inference("output ", i, " out of range");
+    return &outputs_[i];
+  }
+  onnx::GraphInferencer* getGraphAttributeInferencer(const std::string&) override { return nullptr; }
+  const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
+  const onnx::TensorShapeProto* getSymbolicInput(size_t) const override { return nullptr; }
+
+  std::vector<onnx::TypeProto>& outputs() { return outputs_; }
+
+ private:
+  const onnx::NodeProto& node_;
+  std::vector<const ValueFacts*> inputs_;
+  std::vector<onnx::TypeProto> outputs_;
+};
+
+class Walker {
+ public:
+  Walker(const onnx::ModelProto& model, ModelFacts& out) : out_(out) {
+    for (const auto& imp : model.opset_import()) {
+      opsets_[is_default_domain(imp.domain()) ? "" : imp.domain()] = imp.version();
+    }
+  }
+
+  // `pinned`: --input-shape types for this graph's inputs (main graph only).
+  void walk(const onnx::GraphProto& graph, const std::string& path, const ScopeChain* outer, int depth,
+            const std::map<std::string, const onnx::TypeProto*>& pinned = {}) {
+    if (depth > kMaxGraphDepth) {
+      out_.notes.push_back("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth) + " levels under " +
+                           path + " are not analysed");
+      return;
+    }
+    Scope scope;
+    scope.reserve(static_cast<size_t>(graph.node_size() * 2 + graph.initializer_size() + graph.input_size()));
+    for (const auto& vi : graph.input()) {
+      auto pin = pinned.find(vi.name());
+      scope[vi.name()].type = pin != pinned.end() ? pin->second : &vi.type();
+    }
+    for (const auto& init : graph.initializer()) {
+      auto& v = scope[init.name()];
+      v.is_const = true;
+      if (has_inline_data(init)) v.data = &init;
+      if (v.type == nullptr) v.type = type_of(init);
+    }
+    std::unordered_map<std::string, const onnx::TypeProto*> declared;
+    for (const auto& vi : graph.value_info()) declared[vi.name()] = &vi.type();
+    for (const auto& vi : graph.output()) declared.emplace(vi.name(), &vi.type());
+
+    const ScopeChain chain{&scope, outer};
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const auto& node = graph.node(i);
+      add_node(node, path, static_cast<size_t>(i), chain);
+      infer(node, chain, scope, declared);
+      out_.nodes.back().outputs = tensors(node.output(), chain);
+      const std::string node_path = path + "/" + out_.nodes.back().display_name;
+      for (const auto& attr : node.attribute()) {
+        if (attr.type() == onnx::AttributeProto::GRAPH) {
+          walk(attr.g(), node_path + "." + attr.name(), &chain, depth + 1);
+        } else if (attr.type() == onnx::AttributeProto::GRAPHS) {
+          for (int g = 0; g < attr.graphs_size(); ++g) {
+            walk(attr.graphs(g), node_path + "." + attr.name() + "[" + std::to_string(g) + "]", &chain, depth + 1);
+          }
+        }
+      }
+    }
+  }
+
+  size_t failed_inferences() const { return failed_; }
+  const std::string& first_failure() const { return first_failure_; }
+
+ private:
+  // Initializers without value_info still have a type: synthesise one.
+  const onnx::TypeProto* type_of(const onnx::TensorProto& init) {
+    auto& t = out_.owned_types.emplace_back();
+    t.mutable_tensor_type()->set_elem_type(init.data_type());
+    auto* shape = t.mutable_tensor_type()->mutable_shape();
+    for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
+    return &t;
+  }
+
+  std::vector<TensorFacts> tensors(const google::protobuf::RepeatedPtrField<std::string>& names,
+                                   const ScopeChain& scope) {
+    std::vector<TensorFacts> out;
+    out.reserve(static_cast<size_t>(names.size()));
+    for (const auto& n : names) {
+      const ValueFacts* v = n.empty() ? nullptr : scope.find(n);
+      out.push_back({n, v ? v->type : nullptr, v ? v->is_const : false});
+    }
+    return out;
+  }
+
+  // Runs ONNX's inference function for the node and records its output types;
+  // where inference gives nothing, a declared value_info is the fallback.
+  void infer(const onnx::NodeProto& node, const ScopeChain& chain, Scope& scope,
+             const std::unordered_map<std::string, const onnx::TypeProto*>& declared) {
+    const NodeFacts& f = out_.nodes.back();
+    const bool is_constant = f.domain.empty() && node.op_type() == "Constant";
+    std::vector<onnx::TypeProto> inferred;
+    const onnx::OpSchema* schema =
+        f.opset > 0 ? guarded_schema_registry().GetSchema(f.op_type, static_cast<int>(f.opset), f.domain) : nullptr;
+    const bool has_subgraph = std::any_of(node.attribute().begin(), node.attribute().end(), [](const auto& a) {
+      return a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS;
+    });
+    if (schema != nullptr && !has_subgraph) {
+      std::vector<const ValueFacts*> inputs;
+      for (const auto& n : node.input()) inputs.push_back(n.empty() ? nullptr : chain.find(n));
+      NodeContext ctx(node, std::move(inputs));
+      try {
+        schema->Verify(node);  // arity and attribute types, which the functions assume
+        schema->GetTypeAndShapeInferenceFunction()(ctx);
+        inferred = std::move(ctx.outputs());
+      } catch (const std::exception& e) {
+        if (failed_++ == 0) first_failure_ = f.op_type + " '" + f.display_name + "': " + first_line(e.what());
+      }
+    }
+    for (int o = 0; o < node.output_size(); ++o) {
+      const std::string& name = node.output(o);
+      if (name.empty()) continue;
+      ValueFacts& v = scope[name];
+      v.is_const = is_constant;
+      if (is_constant && node.attribute_size() == 1 && node.attribute(0).has_t() && has_inline_data(node.attribute(0).t())) {
+        v.data = &node.attribute(0).t();
+      }
+      const size_t i = static_cast<size_t>(o);
+      if (i < inferred.size() && inferred[i].value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+        v.type = &out_.owned_types.emplace_back(std::move(inferred[i]));
+      } else {
+        auto d = declared.find(name);
+        v.type = d == declared.end() ? nullptr : d->second;
+      }
+    }
+  }
+
+  static std::string first_line(std::string s) {
+    if (auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
+    return s;
+  }
+
+  void add_node(const onnx::NodeProto& node, const std::string& path, size_t index, const ScopeChain& scope) {
+    NodeFacts f;
+    f.graph_path = path;
+    f.name = node.name();
+    f.display_name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+    f.index_in_graph = index;
+    f.file_order = out_.nodes.size();
+    f.op_type = node.op_type();
+    f.domain = is_default_domain(node.domain()) ? "" : node.domain();
+    auto it = opsets_.find(f.domain);
+    f.opset = it == opsets_.end() ? 0 : it->second;
+    f.proto = &node;
+    f.inputs = tensors(node.input(), scope);
+    out_.nodes.push_back(std::move(f));
+  }
+
+  ModelFacts& out_;
+  std::map<std::string, int64_t> opsets_;
+  size_t failed_ = 0;
+  std::string first_failure_;
+};
+
+// ---- the on-demand record -------------------------------------------------
 
 Value shape_value(const onnx::TypeProto* type, Value* rank) {
   if (type == nullptr || !type->has_tensor_type()) {
@@ -64,41 +255,39 @@ Value shape_value(const onnx::TypeProto* type, Value* rank) {
   return Value::of_list(std::move(dims));
 }
 
-Value tensor_record(const std::string& name, const ScopeChain& scope) {
+Value tensor_record(const TensorFacts& t) {
   Value record = Value::of_record({});
-  record.set("name", Value::of_string(name));
-  record.set("present", Value::of_bool(!name.empty()));
-  if (name.empty()) {
+  record.set("name", Value::of_string(t.name));
+  record.set("present", Value::of_bool(!t.name.empty()));
+  record.set("const", Value::of_bool(t.is_const));
+  if (t.name.empty()) {
     const Value absent = Value::unknown("optional input not present");
     record.set("dtype", absent);
     record.set("shape", absent);
     record.set("rank", absent);
-    record.set("const", Value::of_bool(false));
     return record;
   }
-  const ValueFacts* found = scope.find(name);
-  const onnx::TypeProto* type = found == nullptr ? nullptr : found->type;
-  if (type != nullptr && type->has_tensor_type() && type->tensor_type().elem_type() != 0) {
-    record.set("dtype", Value::of_string(dtype_name(type->tensor_type().elem_type())));
+  if (t.type != nullptr && t.type->has_tensor_type() && t.type->tensor_type().elem_type() != 0) {
+    record.set("dtype", Value::of_string(dtype_name(t.type->tensor_type().elem_type())));
   } else {
-    record.set("dtype", Value::unknown("type of '" + name + "' not known"));
+    record.set("dtype", Value::unknown("type of '" + t.name + "' not known"));
   }
   Value rank;
-  record.set("shape", shape_value(type, &rank));
+  record.set("shape", shape_value(t.type, &rank));
   record.set("rank", rank);
-  record.set("const", Value::of_bool(found != nullptr && found->is_const));
   return record;
 }
 
 // Highest rank among the node's present tensors; unknown if any rank is.
-Value max_rank(const std::vector<Value>& ins, const std::vector<Value>& outs) {
+Value max_rank(const NodeFacts& n) {
   int64_t best = 0;
-  for (const auto* list : {&ins, &outs}) {
+  for (const auto* list : {&n.inputs, &n.outputs}) {
     for (const auto& t : *list) {
-      if (!t.field("present")->as_bool()) continue;
-      const Value* r = t.field("rank");
-      if (r->is_unknown()) return Value::unknown("rank of '" + t.field("name")->as_string() + "' unknown");
-      best = std::max(best, r->as_int());
+      if (t.name.empty()) continue;
+      if (t.type == nullptr || !t.type->has_tensor_type() || !t.type->tensor_type().has_shape()) {
+        return Value::unknown("rank of '" + t.name + "' unknown");
+      }
+      best = std::max<int64_t>(best, t.type->tensor_type().shape().dim_size());
     }
   }
   return Value::of_int(best);
@@ -142,6 +331,11 @@ Value repeat_int(int64_t v, int64_t n) {
   return Value::of_list(std::vector<Value>(static_cast<size_t>(n), Value::of_int(v)));
 }
 
+bool is_unset(const Value& rec, const char* name) {
+  const Value* v = rec.field(name);
+  return v == nullptr || v->is_unknown();
+}
+
 // ONNX leaves strides/pads/dilations/kernel_shape of convolution-like ops
 // without schema defaults ("defaults to 1 along each axis"); resolve them here
 // so rules read the values the operator actually uses.
@@ -153,29 +347,27 @@ void resolve_conv_defaults(const std::string& op, Value& rec) {
 
   const auto& inputs = rec.field("input")->items();
   Value kernel = *rec.field("kernel_shape");
-  if (weighted && kernel.is_unknown() && inputs.size() > 1) {
-    const Value* wshape = inputs[1].field("shape");
-    if (wshape->kind() == Value::Kind::List && wshape->items().size() >= 3) {
-      kernel = Value::of_list({wshape->items().begin() + 2, wshape->items().end()});
+  if (weighted && kernel.is_unknown()) {
+    if (inputs.size() > 1) {
+      const Value* wshape = inputs[1].field("shape");
+      if (wshape->kind() == Value::Kind::List && wshape->items().size() >= 3) {
+        kernel = Value::of_list({wshape->items().begin() + 2, wshape->items().end()});
+      }
     }
-    rec.set("kernel_shape", kernel.is_unknown() ? Value::unknown("kernel_shape not set and weight shape unknown")
-                                                : kernel);
+    rec.set("kernel_shape",
+            kernel.is_unknown() ? Value::unknown("kernel_shape not set and the weight shape is unknown") : kernel);
   }
   if (kernel.kind() != Value::Kind::List) return;  // spatial rank unknown: leave the rest unknown
   const auto rank = static_cast<int64_t>(kernel.items().size());
 
-  if (rec.field("strides") == nullptr || rec.field("strides")->is_unknown()) rec.set("strides", repeat_int(1, rank));
-  if (op != "AveragePool" && (rec.field("dilations") == nullptr || rec.field("dilations")->is_unknown())) {
-    rec.set("dilations", repeat_int(1, rank));
-  }
-  if (op == "ConvTranspose" && rec.field("output_padding")->is_unknown()) {
-    rec.set("output_padding", repeat_int(0, rank));
-  }
-  if (rec.field("pads") == nullptr || rec.field("pads")->is_unknown()) {
+  if (is_unset(rec, "strides")) rec.set("strides", repeat_int(1, rank));
+  if (op != "AveragePool" && is_unset(rec, "dilations")) rec.set("dilations", repeat_int(1, rank));
+  if (op == "ConvTranspose" && is_unset(rec, "output_padding")) rec.set("output_padding", repeat_int(0, rank));
+  if (is_unset(rec, "pads")) {
     const Value* auto_pad = rec.field("auto_pad");
     const std::string mode = auto_pad && auto_pad->kind() == Value::Kind::String ? auto_pad->as_string() : "NOTSET";
     if (mode == "NOTSET" || mode == "VALID") {
-      if (op == "ConvTranspose" && rec.field("output_shape") && !rec.field("output_shape")->is_unknown()) {
+      if (op == "ConvTranspose" && !is_unset(rec, "output_shape")) {
         rec.set("pads", Value::unknown("pads derived from output_shape"));
       } else {
         rec.set("pads", repeat_int(0, 2 * rank));
@@ -186,236 +378,67 @@ void resolve_conv_defaults(const std::string& op, Value& rec) {
   }
 }
 
-class Walker {
- public:
-  Walker(const onnx::ModelProto& model, ModelFacts& out) : out_(out) {
-    for (const auto& imp : model.opset_import()) {
-      opsets_[is_default_domain(imp.domain()) ? "" : imp.domain()] = imp.version();
-    }
-  }
-
-  void walk(const onnx::GraphProto& graph, const std::string& path, const ScopeChain* outer, int depth) {
-    if (depth > kMaxGraphDepth) {
-      out_.notes.push_back("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth) +
-                           " levels under " + path + " are not analysed");
-      return;
-    }
-    Scope scope;
-    for (const auto& vi : graph.input()) scope[vi.name()] = {&vi.type(), false};
-    for (const auto& vi : graph.value_info()) scope[vi.name()].type = &vi.type();
-    for (const auto& vi : graph.output()) scope[vi.name()].type = &vi.type();
-    for (const auto& init : graph.initializer()) {
-      auto& v = scope[init.name()];
-      v.is_const = true;
-      if (v.type == nullptr) v.type = owned_type(init);
-    }
-    for (const auto& node : graph.node()) {
-      if (node.op_type() == "Constant" && is_default_domain(node.domain())) {
-        for (const auto& o : node.output()) scope[o].is_const = true;
-      }
-    }
-    const ScopeChain chain{&scope, outer};
-    for (int i = 0; i < graph.node_size(); ++i) {
-      const auto& node = graph.node(i);
-      add_node(node, path, static_cast<size_t>(i), chain);
-      const std::string node_path = path + "/" + out_.nodes.back().display_name;
-      for (const auto& attr : node.attribute()) {
-        if (attr.type() == onnx::AttributeProto::GRAPH) {
-          walk(attr.g(), node_path + "." + attr.name(), &chain, depth + 1);
-        } else if (attr.type() == onnx::AttributeProto::GRAPHS) {
-          for (int g = 0; g < attr.graphs_size(); ++g) {
-            walk(attr.graphs(g), node_path + "." + attr.name() + "[" + std::to_string(g) + "]", &chain,
-               depth + 1);
-          }
-        }
-      }
-    }
-  }
-
- private:
-  // Initializers without value_info still have a type: synthesise one.
-  const onnx::TypeProto* owned_type(const onnx::TensorProto& init) {
-    owned_types_.emplace_back();
-    auto& t = owned_types_.back();
-    t.mutable_tensor_type()->set_elem_type(init.data_type());
-    auto* shape = t.mutable_tensor_type()->mutable_shape();
-    for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
-    return &t;
-  }
-
-  void add_node(const onnx::NodeProto& node, const std::string& path, size_t index, const ScopeChain& scope) {
-    NodeFacts f;
-    f.graph_path = path;
-    f.name = node.name();
-    f.display_name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
-    f.index_in_graph = index;
-    f.file_order = out_.nodes.size();
-    f.op_type = node.op_type();
-    f.domain = is_default_domain(node.domain()) ? "" : node.domain();
-    auto it = opsets_.find(f.domain);
-    f.opset = it == opsets_.end() ? 0 : it->second;
-    f.inputs.assign(node.input().begin(), node.input().end());
-    f.outputs.assign(node.output().begin(), node.output().end());
-
-    Value rec = Value::of_record({});
-    rec.set("op", Value::of_string(f.op_type));
-    rec.set("domain", Value::of_string(f.domain));
-    rec.set("opset", Value::of_int(f.opset));
-    rec.set("name", Value::of_string(f.name));
-    std::vector<Value> ins, outs;
-    for (const auto& n : f.inputs) ins.push_back(tensor_record(n, scope));
-    for (const auto& n : f.outputs) outs.push_back(tensor_record(n, scope));
-    rec.set("max_rank", max_rank(ins, outs));
-    rec.set("input", Value::of_list(std::move(ins)));
-    rec.set("output", Value::of_list(std::move(outs)));
-
-    // Schema defaults first, then what the node says.
-    const onnx::OpSchema* schema =
-        f.opset > 0 ? onnx::OpSchemaRegistry::Schema(f.op_type, static_cast<int>(f.opset), f.domain) : nullptr;
-    if (schema != nullptr) {
-      for (const auto& entry : schema->attributes()) {
-        const auto& attr = entry.second;
-        if (attr.default_value.type() != onnx::AttributeProto::UNDEFINED) {
-          rec.set(attr.name, attribute_value(attr.default_value));
-        } else {
-          rec.set(attr.name, Value::unknown("attribute '" + attr.name + "' not set"));
-        }
-      }
-    }
-    for (const auto& attr : node.attribute()) rec.set(attr.name(), attribute_value(attr));
-    if (f.domain.empty() && schema != nullptr) resolve_conv_defaults(f.op_type, rec);
-    f.record = std::move(rec);
-    out_.nodes.push_back(std::move(f));
-  }
-
-  ModelFacts& out_;
-  std::map<std::string, int64_t> opsets_;
-  std::deque<onnx::TypeProto> owned_types_;  // stable addresses for Scope pointers
-};
-
-bool pin_input_shapes(onnx::GraphProto& graph, const FactOptions& options, std::string& error) {
+bool pin_input_shapes(const onnx::GraphProto& graph, const FactOptions& options, ModelFacts& out,
+                      std::map<std::string, const onnx::TypeProto*>& pinned, std::string& error) {
   std::set<std::string> initializers;
   for (const auto& init : graph.initializer()) initializers.insert(init.name());
   for (const auto& pin : options.input_shapes) {
-    onnx::ValueInfoProto* target = nullptr;
-    for (auto& vi : *graph.mutable_input()) {
+    const onnx::ValueInfoProto* target = nullptr;
+    for (const auto& vi : graph.input()) {
       if (vi.name() == pin.first && initializers.count(vi.name()) == 0) target = &vi;
     }
     if (target == nullptr) {
       error = "--input-shape: the model has no graph input named '" + pin.first + "'";
       return false;
     }
-    auto* shape = target->mutable_type()->mutable_tensor_type()->mutable_shape();
+    onnx::TypeProto type = target->type();
+    auto* shape = type.mutable_tensor_type()->mutable_shape();
     if (shape->dim_size() != 0 && shape->dim_size() != static_cast<int>(pin.second.size())) {
       error = "--input-shape " + pin.first + ": rank " + std::to_string(pin.second.size()) +
               " does not match the model's rank " + std::to_string(shape->dim_size());
       return false;
     }
     for (size_t i = 0; i < pin.second.size(); ++i) {
-      if (static_cast<int>(i) < shape->dim_size() && shape->dim(static_cast<int>(i)).has_dim_value() &&
-          shape->dim(static_cast<int>(i)).dim_value() != pin.second[i]) {
-        error = "--input-shape " + pin.first + ": dim " + std::to_string(i) + " is " +
-                std::to_string(pin.second[i]) + " but the model fixes it to " +
-                std::to_string(shape->dim(static_cast<int>(i)).dim_value());
+      const int d = static_cast<int>(i);
+      if (d < shape->dim_size() && shape->dim(d).has_dim_value() && shape->dim(d).dim_value() != pin.second[i]) {
+        error = "--input-shape " + pin.first + ": dim " + std::to_string(i) + " is " + std::to_string(pin.second[i]) +
+                " but the model fixes it to " + std::to_string(shape->dim(d).dim_value());
         return false;
       }
     }
     shape->clear_dim();
     for (int64_t d : pin.second) shape->add_dim()->set_dim_value(d);
+    pinned[pin.first] = &out.owned_types.emplace_back(std::move(type));
   }
   return true;
 }
 
 Value io_list(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& values,
-              const std::set<std::string>& skip, const ScopeChain& scope) {
+              const std::set<std::string>& skip, const std::map<std::string, const onnx::TypeProto*>& known) {
   std::vector<Value> items;
   for (const auto& vi : values) {
-    if (skip.count(vi.name()) == 0) items.push_back(tensor_record(vi.name(), scope));
+    if (skip.count(vi.name()) != 0) continue;
+    auto it = known.find(vi.name());
+    items.push_back(tensor_record({vi.name(), it != known.end() ? it->second : &vi.type(), false}));
   }
   return Value::of_list(std::move(items));
 }
 
-bool infer_shapes(onnx::ModelProto& model, std::string& failure) {
-  try {
-    onnx::ShapeInferenceOptions si(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), si);
-    return true;
-  } catch (const std::exception& e) {
-    failure = e.what();
-    if (auto nl = failure.find('\n'); nl != std::string::npos) failure.resize(nl);
-    return false;
-  }
-}
-
-void strip_declared_shapes(onnx::GraphProto& graph) {
-  graph.clear_value_info();
-  for (auto& out : *graph.mutable_output()) {
-    if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
-  }
-  for (auto& node : *graph.mutable_node()) {
-    for (auto& attr : *node.mutable_attribute()) {
-      if (attr.has_g()) strip_declared_shapes(*attr.mutable_g());
-      for (auto& g : *attr.mutable_graphs()) strip_declared_shapes(g);
-    }
-  }
-}
-
-}  // namespace
-
-int64_t max_known_opset() {
-  const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  auto it = map.find(onnx::ONNX_DOMAIN);
-  return it == map.end() ? 0 : it->second.second;
-}
-
-bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelFacts& out, std::string& error) {
-  out = ModelFacts{};
-  // Inference annotates the model; work on a copy so the loaded model (which a
-  // fix may later write back) keeps exactly the value_info the user had.
-  onnx::ModelProto model = loaded.model;
-  if (!pin_input_shapes(*model.mutable_graph(), options, error)) return false;
-
-  for (const auto& imp : model.opset_import()) {
-    if (is_default_domain(imp.domain())) out.default_opset = imp.version();
-  }
-  if (out.default_opset > max_known_opset()) {
-    out.notes.push_back("model opset " + std::to_string(out.default_opset) + " is newer than the ONNX library (" +
-                        std::to_string(max_known_opset()) + "): ops and shapes it cannot infer are reported as unknown");
-  }
-  std::string failure;
-  if (!infer_shapes(model, failure)) {
-    // Lenient inference still throws when a declared shape contradicts an
-    // inferred one, and then nothing is inferred at all. Declared intermediate
-    // and output shapes are hints; drop them and infer from the inputs alone.
-    onnx::ModelProto retry = model;
-    strip_declared_shapes(*retry.mutable_graph());
-    std::string second;
-    if (infer_shapes(retry, second)) {
-      model = std::move(retry);
-      out.notes.push_back("declared shapes contradict shape inference (" + failure +
-                          "); shapes were inferred from the graph inputs instead");
-    } else {
-      out.notes.push_back("shape inference stopped early (" + failure + "): facts that depend on it are unknown");
-    }
-  }
-
+Value model_record(const onnx::ModelProto& model, const ModelFacts& facts,
+                   const std::map<std::string, const onnx::TypeProto*>& pinned) {
   const auto& graph = model.graph();
-  Walker walker(model, out);
-  const std::string root = graph.name().empty() ? "main_graph" : graph.name();
-  walker.walk(graph, root, nullptr, 0);
-
-  // Model-level record, for rules about the whole model (I/O counts, names).
-  Scope scope;
-  for (const auto& vi : graph.input()) scope[vi.name()] = {&vi.type(), false};
-  for (const auto& vi : graph.output()) scope[vi.name()] = {&vi.type(), false};
   std::set<std::string> initializers;
   for (const auto& init : graph.initializer()) initializers.insert(init.name());
-  Value rec = Value::of_record({});
-  rec.set("ir_version", Value::of_int(model.ir_version()));
-  rec.set("opset", Value::of_int(out.default_opset));
-  const ScopeChain chain{&scope, nullptr};
-  Value inputs = io_list(graph.input(), initializers, chain);
-  Value outputs = io_list(graph.output(), {}, chain);
+  Value inputs = io_list(graph.input(), initializers, pinned);
+  // Outputs: prefer what inference found for the producing node.
+  std::map<std::string, const onnx::TypeProto*> produced;
+  for (const auto& n : facts.nodes) {
+    if (n.graph_path.find('/') != std::string::npos) continue;
+    for (const auto& o : n.outputs) {
+      if (o.type != nullptr) produced[o.name] = o.type;
+    }
+  }
+  Value outputs = io_list(graph.output(), {}, produced);
   std::set<std::string> dtypes, names, duplicates;
   bool dtype_unknown = false;
   for (const auto* list : {&inputs, &outputs}) {
@@ -429,18 +452,109 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   std::vector<Value> dtype_list, duplicate_list;
   for (const auto& d : dtypes) dtype_list.push_back(Value::of_string(d));
   for (const auto& d : duplicates) duplicate_list.push_back(Value::of_string(d));
+  Value rec = Value::of_record({});
+  rec.set("ir_version", Value::of_int(model.ir_version()));
+  rec.set("opset", Value::of_int(facts.default_opset));
   rec.set("io_dtypes", dtype_unknown ? Value::unknown("a model input/output has no element type")
                                      : Value::of_list(std::move(dtype_list)));
   rec.set("duplicate_io_names", Value::of_list(std::move(duplicate_list)));
   rec.set("input", std::move(inputs));
   rec.set("output", std::move(outputs));
-  out.model = std::move(rec);
+  return rec;
+}
 
+}  // namespace
+
+int64_t max_known_opset() {
+  const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = map.find(onnx::ONNX_DOMAIN);
+  return it == map.end() ? 0 : it->second.second;
+}
+
+bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelFacts& out, std::string& error) {
+  out.nodes.clear();
+  out.notes.clear();
+  out.unanalysed_functions.clear();
+  out.owned_types.clear();
+  const onnx::ModelProto& model = loaded.model;
+  std::map<std::string, const onnx::TypeProto*> pinned;
+  if (!pin_input_shapes(model.graph(), options, out, pinned, error)) return false;
+
+  out.default_opset = 0;
+  for (const auto& imp : model.opset_import()) {
+    if (is_default_domain(imp.domain())) out.default_opset = imp.version();
+  }
+  if (out.default_opset > max_known_opset()) {
+    out.notes.push_back("model opset " + std::to_string(out.default_opset) + " is newer than the ONNX library (" +
+                        std::to_string(max_known_opset()) +
+                        "): ops and shapes it cannot infer are reported as unknown");
+  }
+
+  const auto& graph = model.graph();
+  Walker walker(model, out);
+  walker.walk(graph, graph.name().empty() ? "main_graph" : graph.name(), nullptr, 0, pinned);
+  if (walker.failed_inferences() > 0) {
+    out.notes.push_back("shape inference failed on " + std::to_string(walker.failed_inferences()) + " node" +
+                        (walker.failed_inferences() == 1 ? "" : "s") + " (first: " + walker.first_failure() +
+                        "); facts that depend on their outputs are unknown");
+  }
+  out.model = model_record(model, out, pinned);
   for (const auto& fn : model.functions()) {
     out.unanalysed_functions.push_back((fn.domain().empty() ? "" : fn.domain() + ".") + fn.name() + " (" +
                                        std::to_string(fn.node_size()) + " nodes)");
   }
   return true;
+}
+
+Value node_record(const NodeFacts& n, const std::set<std::string>* only) {
+  static const std::set<std::string> kConvLike = {"Conv", "ConvTranspose", "ConvInteger", "MaxPool", "AveragePool", "LpPool"};
+  auto wanted = [only](const std::string& name) { return only == nullptr || only->count(name) > 0; };
+  // Conv-like defaults read the weight shape, so their attributes need the inputs.
+  const bool conv_like = n.domain.empty() && kConvLike.count(n.op_type) > 0;
+  bool attributes_wanted = only == nullptr;
+  if (only != nullptr) {
+    static const std::set<std::string> kReserved = {"op", "domain", "opset", "name", "input", "output", "max_rank"};
+    for (const auto& f : *only) attributes_wanted = attributes_wanted || kReserved.count(f) == 0;
+  }
+
+  Value rec = Value::of_record({});
+  rec.set("op", Value::of_string(n.op_type));
+  rec.set("domain", Value::of_string(n.domain));
+  rec.set("opset", Value::of_int(n.opset));
+  rec.set("name", Value::of_string(n.name));
+  if (wanted("max_rank")) rec.set("max_rank", max_rank(n));
+  if (wanted("input") || (conv_like && attributes_wanted)) {
+    std::vector<Value> ins;
+    ins.reserve(n.inputs.size());
+    for (const auto& t : n.inputs) ins.push_back(tensor_record(t));
+    rec.set("input", Value::of_list(std::move(ins)));
+  }
+  if (wanted("output")) {
+    std::vector<Value> outs;
+    outs.reserve(n.outputs.size());
+    for (const auto& t : n.outputs) outs.push_back(tensor_record(t));
+    rec.set("output", Value::of_list(std::move(outs)));
+  }
+  if (!attributes_wanted) return rec;
+
+  // Schema defaults first, then what the node says.
+  const onnx::OpSchema* schema =
+      n.opset > 0 ? onnx::OpSchemaRegistry::Schema(n.op_type, static_cast<int>(n.opset), n.domain) : nullptr;
+  if (schema != nullptr) {
+    for (const auto& entry : schema->attributes()) {
+      const auto& attr = entry.second;
+      if (attr.default_value.type() != onnx::AttributeProto::UNDEFINED) {
+        rec.set(attr.name, attribute_value(attr.default_value));
+      } else {
+        rec.set(attr.name, Value::unknown("attribute '" + attr.name + "' not set"));
+      }
+    }
+  }
+  if (n.proto != nullptr) {
+    for (const auto& attr : n.proto->attribute()) rec.set(attr.name(), attribute_value(attr));
+  }
+  if (conv_like && schema != nullptr) resolve_conv_defaults(n.op_type, rec);
+  return rec;
 }
 
 std::string dtype_name(int32_t t) {

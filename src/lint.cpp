@@ -8,7 +8,8 @@ ModelReport lint_model(const std::string& path, const Platform& platform, const 
   ModelReport r;
   r.path = path;
   std::string error;
-  if (!load_model(path, r.loaded, error) || !extract_facts(r.loaded, options, r.facts, error)) {
+  r.loaded = std::make_unique<LoadedModel>();
+  if (!load_model(path, *r.loaded, error) || !extract_facts(*r.loaded, options, r.facts, error)) {
     r.error = error;
     return r;
   }

@@ -59,13 +59,13 @@ size_t count_cpu_islands(const ModelFacts& facts, const std::vector<Placement>& 
   DisjointSets sets(facts.nodes.size());
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     for (const auto& o : facts.nodes[i].outputs) {
-      if (!o.empty()) producer[facts.nodes[i].graph_path + '\n' + o] = i;
+      if (!o.name.empty()) producer[facts.nodes[i].graph_path + '\n' + o.name] = i;
     }
   }
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     if (placement[i] != Placement::Cpu) continue;
     for (const auto& in : facts.nodes[i].inputs) {
-      auto it = producer.find(facts.nodes[i].graph_path + '\n' + in);
+      auto it = producer.find(facts.nodes[i].graph_path + '\n' + in.name);
       if (it != producer.end() && placement[it->second] == Placement::Cpu) sets.unite(i, it->second);
     }
   }

@@ -260,6 +260,14 @@ Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
   r.message = reader.message(node["message"]);
   check_identifiers(reader, node["message"], free_identifiers(*r.message), allowed, "this rule");
 
+  std::set<std::string> used;
+  for (const auto& id : free_identifiers(*r.require)) used.insert(id);
+  if (r.when) {
+    for (const auto& id : free_identifiers(*r.when)) used.insert(id);
+  }
+  for (const auto& id : free_identifiers(*r.message)) used.insert(id);
+  r.facts_used.assign(used.begin(), used.end());
+
   for (const auto& fix : reader.string_list(node["fixes"], "fixes")) {
     if (find_fix_kind(fix) == nullptr) reader.fail(node["fixes"], "unknown fix '" + fix + "'");
     r.fixes.push_back(fix);

@@ -1,10 +1,15 @@
-// Facts: what is known about every node of a model, in the shape rule
-// expressions read (a Value record per node). Built once per model from the
-// lean ModelProto after ONNX shape inference; nothing here is guessed.
+// Facts: what is known about every node of a model. One pass over the lean
+// ModelProto runs ONNX's own per-op shape inference functions (no model copy,
+// nothing written back) and records, per node, pointers to the types of its
+// inputs and outputs. The Value record that rule expressions read is built on
+// demand per node, so memory stays proportional to the graph, not to facts x
+// nodes. Nothing here is guessed: what cannot be inferred stays unknown.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +17,12 @@
 #include "bpulint/value.h"
 
 namespace bpulint {
+
+struct TensorFacts {
+  std::string name;                       // "" = omitted optional input
+  const onnx::TypeProto* type = nullptr;  // nullptr = nothing known
+  bool is_const = false;                  // initializer or Constant output
+};
 
 struct NodeFacts {
   std::string graph_path;    // "torch_jit", "torch_jit/If_3.then_branch"
@@ -22,9 +33,9 @@ struct NodeFacts {
   std::string op_type;
   std::string domain;        // "" for the default ONNX domain
   int64_t opset = 0;
-  std::vector<std::string> inputs;   // value names ("" = omitted optional input)
-  std::vector<std::string> outputs;
-  Value record;              // {op, domain, opset, <attributes>, input: [...], output: [...]}
+  const onnx::NodeProto* proto = nullptr;  // into the LoadedModel, which must outlive the facts
+  std::vector<TensorFacts> inputs;
+  std::vector<TensorFacts> outputs;
 
   // Stable identity for baselines and fingerprints: graph path + node.
   std::string path() const { return graph_path + "/" + display_name; }
@@ -37,19 +48,26 @@ struct FactOptions {
 
 struct ModelFacts {
   std::vector<NodeFacts> nodes;       // main graph, with subgraph nodes after their parent
-  Value model;                        // {ir_version, opset, input: [...], output: [...]}
+  Value model;                        // {ir_version, opset, input, output, io_dtypes, duplicate_io_names}
   std::vector<std::string> notes;     // model-level notes (opset too new, inference issues)
   int64_t default_opset = 0;
   std::vector<std::string> unanalysed_functions;  // model-local functions, "domain.name (N nodes)"
+  std::deque<onnx::TypeProto> owned_types;        // inferred and pinned types, stable addresses
 };
 
 // Highest default-domain opset the linked ONNX library has schemas for.
 int64_t max_known_opset();
 
 // Returns false with a one-line error when --input-shape names no graph input
-// or conflicts with a static dim.
-bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelFacts& out,
-                   std::string& error);
+// or conflicts with a static dim. `loaded` must outlive `out`.
+bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelFacts& out, std::string& error);
+
+// The record rule expressions read for one node:
+// {op, domain, opset, name, <attributes with ONNX defaults resolved>, input: [...], output: [...], max_rank}
+// where each tensor is {name, present, dtype, shape, rank, const}.
+// `only`, when given, names the root facts wanted (a rule's facts_used): the
+// rest are left out, which keeps evaluation of big graphs cheap.
+Value node_record(const NodeFacts& node, const std::set<std::string>* only = nullptr);
 
 // ONNX element type as the rules spell it: "float32", "int8", "bool", ...
 std::string dtype_name(int32_t onnx_elem_type);

@@ -1,6 +1,7 @@
 // One model through the pipeline: load -> facts -> evaluate -> placement.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ struct ModelReport {
   std::string path;
   bool ok = false;
   std::string error;  // one line, when !ok: the problem (without the path)
-  LoadedModel loaded;
+  std::unique_ptr<LoadedModel> loaded;  // heap: facts point into it
   ModelFacts facts;
   std::vector<Diagnostic> diagnostics;
   std::vector<Placement> placement;

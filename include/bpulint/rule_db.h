@@ -50,6 +50,7 @@ struct Rule {
   Status status = Status::Verified;
   std::string ref;               // row in the reference constraint table, e.g. J6-T10a
   std::vector<std::string> fixes;
+  std::vector<std::string> facts_used;  // root facts its expressions read (sorted), to build only those
   SourceLocation defined_at;
   bool builtin = false;          // raised by the engine itself, not by an expression
 };
