@@ -136,6 +136,8 @@ class Walker {
   }
 
   size_t failed_inferences() const { return failed_; }
+  size_t contradictions() const { return contradictions_; }
+  const std::string& first_contradiction() const { return first_contradiction_; }
   const std::string& first_failure() const { return first_failure_; }
 
  private:
@@ -192,13 +194,31 @@ class Walker {
         v.data = &node.attribute(0).t();
       }
       const size_t i = static_cast<size_t>(o);
+      auto d = declared.find(name);
       if (i < inferred.size() && inferred[i].value_case() != onnx::TypeProto::VALUE_NOT_SET) {
         v.type = &out_.owned_types.emplace_back(std::move(inferred[i]));
+        if (d != declared.end() && contradicts(*d->second, *v.type) && contradictions_++ == 0) {
+          first_contradiction_ = "'" + name + "'";
+        }
       } else {
-        auto d = declared.find(name);
         v.type = d == declared.end() ? nullptr : d->second;
       }
     }
+  }
+
+  // A declared shape whose rank or static dims differ from the inferred one.
+  static bool contradicts(const onnx::TypeProto& declared, const onnx::TypeProto& inferred) {
+    if (!declared.has_tensor_type() || !inferred.has_tensor_type()) return false;
+    const auto& a = declared.tensor_type();
+    const auto& b = inferred.tensor_type();
+    if (!a.has_shape() || !b.has_shape()) return false;
+    if (a.shape().dim_size() != b.shape().dim_size()) return true;
+    for (int i = 0; i < a.shape().dim_size(); ++i) {
+      const auto& x = a.shape().dim(i);
+      const auto& y = b.shape().dim(i);
+      if (x.has_dim_value() && y.has_dim_value() && x.dim_value() != y.dim_value()) return true;
+    }
+    return false;
   }
 
   static std::string first_line(std::string s) {
@@ -226,6 +246,8 @@ class Walker {
   std::map<std::string, int64_t> opsets_;
   size_t failed_ = 0;
   std::string first_failure_;
+  size_t contradictions_ = 0;
+  std::string first_contradiction_;
 };
 
 // ---- the on-demand record -------------------------------------------------
@@ -497,6 +519,11 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
     out.notes.push_back("shape inference failed on " + std::to_string(walker.failed_inferences()) + " node" +
                         (walker.failed_inferences() == 1 ? "" : "s") + " (first: " + walker.first_failure() +
                         "); facts that depend on their outputs are unknown");
+  }
+  if (walker.contradictions() > 0) {
+    out.notes.push_back("declared shapes contradict shape inference for " + std::to_string(walker.contradictions()) +
+                        " value" + (walker.contradictions() == 1 ? "" : "s") + " (first: " +
+                        walker.first_contradiction() + "); the inferred shapes are used");
   }
   out.model = model_record(model, out, pinned);
   for (const auto& fn : model.functions()) {
