@@ -196,3 +196,34 @@ g (float[1,4,3,3] X, float[4,4,1,1] W) => (float[] Y) {
 )");
   CHECK(conv->nodes.size() == 1);
 }
+
+TEST_CASE("model-local functions are reported as not analysed; their calls are unknown ops") {
+  onnx::ModelProto m = model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[2] X) => (float[2] Y) { Y = local.Twice (X) }
+)");
+  auto* fn = m.add_functions();
+  fn->set_name("Twice");
+  fn->set_domain("local");
+  fn->add_input("A");
+  fn->add_output("B");
+  auto* node = fn->add_node();
+  node->set_op_type("Add");
+  node->add_input("A");
+  node->add_input("A");
+  node->add_output("B");
+  auto* imp = fn->add_opset_import();
+  imp->set_domain("");
+  imp->set_version(17);
+  TempDir dir;
+  const ModelReport r = lint_model(save_model(dir, "f.onnx", m), platform("j6p"), {});
+  REQUIRE(r.ok);
+  REQUIRE(r.facts.unanalysed_functions.size() == 1);
+  CHECK(r.facts.unanalysed_functions[0] == "local.Twice (1 nodes)");
+  bool noted = false;
+  for (const auto& d : r.diagnostics) {
+    noted = noted || d.message.find("model-local function local.Twice (1 nodes) is not analysed") != std::string::npos;
+  }
+  CHECK(noted);
+  CHECK(r.summary.unknown == 1);
+}
