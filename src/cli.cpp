@@ -37,6 +37,10 @@ bool parse_input_shape(const std::string& spec, FactOptions& options, std::strin
     return false;
   }
   std::vector<int64_t> dims;
+  if (spec.back() == 'x') {
+    error = "--input-shape '" + spec + "': ends with 'x'";
+    return false;
+  }
   std::stringstream ss(spec.substr(eq + 1));
   std::string part;
   while (std::getline(ss, part, 'x')) {
@@ -155,7 +159,12 @@ int cmd_lint(const std::vector<std::string>& models, const Platform& platform, c
   bool findings = false;
   std::unique_ptr<ModelReport> report;
   for (const auto& path : models) {
-    report = std::make_unique<ModelReport>(lint_model(path, platform, facts));
+    try {
+      report = std::make_unique<ModelReport>(lint_model(path, platform, facts));
+    } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
+      report = std::make_unique<ModelReport>();
+      report->error = std::string("internal error: ") + e.what();
+    }
     if (!report->ok) {
       std::cerr << path << ": error: " << report->error << "\n";
       broken = true;
@@ -191,7 +200,8 @@ int run_cli(int argc, char** argv) {
   app.add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "concise"}));
   app.add_option("--color", color, "Colour: auto (terminal only), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
-  app.add_option("--input-shape", input_shapes, "Pin a dynamic input: NAME=1x128x2x6x6 (repeatable)");
+  app.add_option("--input-shape", input_shapes, "Pin a dynamic input: NAME=1x128x2x6x6 (repeatable)")
+      ->allow_extra_args(false);
   app.add_flag("--exit-zero", exit_zero, "Exit 0 even when errors are found (2 still means broken input)");
   app.add_option("--rules-dir", rules_dir, "Load rule files from this folder instead of the built-in database");
 
@@ -237,6 +247,7 @@ int run_cli(int argc, char** argv) {
       return kExitError;
     }
   }
+  facts.ignore_missing_inputs = models.size() > 1;
   TextOptions text;
   text.color = use_color(color);
   text.concise = format == "concise";

@@ -92,8 +92,10 @@ void check(const Rule& rule, const Value& record, long node, std::vector<Diagnos
 void check_node(const NodeFacts& n, long index, const Platform& platform, const RuleIndex& index_of,
                 std::vector<Diagnostic>& out) {
   const size_t first = out.size();
+  std::string op_class = "unknown";
   if (n.domain.empty()) {
     auto cls = platform.ops.find(n.op_type);
+    if (cls != platform.ops.end()) op_class = op_class_name(cls->second.op_class);
     if (cls == platform.ops.end()) {
       out.push_back({&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
                      "cannot verify " + n.op_type + ": the op is not classified for " + platform.name +
@@ -114,7 +116,7 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
   const bool has_op_rules = it != index_of.by_op.end();
   if (has_op_rules || !index_of.any_op.empty()) {
     // Built per node with only the facts its rules read, dropped after: memory stays flat.
-    const Value record = node_record(n, &index_of.facts_for(n.domain + "::" + n.op_type));
+    const Value record = node_record(n, op_class, &index_of.facts_for(n.domain + "::" + n.op_type));
     if (has_op_rules) {
       for (const Rule* r : it->second) check(*r, record, index, out);
     }

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <exception>
 #include <set>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "bpulint/guarded_inference.h"
 
@@ -19,14 +21,15 @@ struct ValueFacts {
   bool is_const = false;
   const onnx::TensorProto* data = nullptr;  // small constant data shape inference may read (Reshape's shape)
 };
-using Scope = std::unordered_map<std::string, ValueFacts>;
+// Keys view names owned by the ModelProto, which outlives the walk: no copies.
+using Scope = std::unordered_map<std::string_view, ValueFacts>;
 
 // Subgraphs see the values of every enclosing graph; a chain of scopes avoids
 // copying the outer graph's (possibly huge) table for each subgraph.
 struct ScopeChain {
   const Scope* local;
   const ScopeChain* parent;
-  const ValueFacts* find(const std::string& name) const {
+  const ValueFacts* find(std::string_view name) const {
     for (const ScopeChain* s = this; s != nullptr; s = s->parent) {
       auto it = s->local->find(name);
       if (it != s->local->end()) return &it->second;
@@ -112,14 +115,15 @@ class Walker {
       if (has_inline_data(init)) v.data = &init;
       if (v.type == nullptr) v.type = type_of(init);
     }
-    std::unordered_map<std::string, const onnx::TypeProto*> declared;
+    std::unordered_map<std::string_view, const onnx::TypeProto*> declared;
     for (const auto& vi : graph.value_info()) declared[vi.name()] = &vi.type();
     for (const auto& vi : graph.output()) declared.emplace(vi.name(), &vi.type());
 
     const ScopeChain chain{&scope, outer};
+    const size_t graph_id = graphs_++;
     for (int i = 0; i < graph.node_size(); ++i) {
       const auto& node = graph.node(i);
-      add_node(node, path, static_cast<size_t>(i), chain);
+      add_node(node, path, graph_id, static_cast<size_t>(i), chain);
       infer(node, chain, scope, declared);
       out_.nodes.back().outputs = tensors(node.output(), chain);
       const std::string node_path = path + "/" + out_.nodes.back().display_name;
@@ -156,7 +160,7 @@ class Walker {
     out.reserve(static_cast<size_t>(names.size()));
     for (const auto& n : names) {
       const ValueFacts* v = n.empty() ? nullptr : scope.find(n);
-      out.push_back({n, v ? v->type : nullptr, v ? v->is_const : false});
+      out.push_back({n, v ? v->type : nullptr, v ? v->is_const : false, v ? v->data : nullptr});
     }
     return out;
   }
@@ -164,7 +168,7 @@ class Walker {
   // Runs ONNX's inference function for the node and records its output types;
   // where inference gives nothing, a declared value_info is the fallback.
   void infer(const onnx::NodeProto& node, const ScopeChain& chain, Scope& scope,
-             const std::unordered_map<std::string, const onnx::TypeProto*>& declared) {
+             const std::unordered_map<std::string_view, const onnx::TypeProto*>& declared) {
     const NodeFacts& f = out_.nodes.back();
     const bool is_constant = f.domain.empty() && node.op_type() == "Constant";
     std::vector<onnx::TypeProto> inferred;
@@ -226,13 +230,15 @@ class Walker {
     return s;
   }
 
-  void add_node(const onnx::NodeProto& node, const std::string& path, size_t index, const ScopeChain& scope) {
+  void add_node(const onnx::NodeProto& node, const std::string& path, size_t graph_id, size_t index,
+                const ScopeChain& scope) {
     NodeFacts f;
     f.graph_path = path;
     f.name = node.name();
     f.display_name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
     f.index_in_graph = index;
-    f.file_order = out_.nodes.size();
+    f.walk_order = out_.nodes.size();
+    f.graph_id = graph_id;
     f.op_type = node.op_type();
     f.domain = is_default_domain(node.domain()) ? "" : node.domain();
     auto it = opsets_.find(f.domain);
@@ -244,6 +250,7 @@ class Walker {
 
   ModelFacts& out_;
   std::map<std::string, int64_t> opsets_;
+  size_t graphs_ = 0;
   size_t failed_ = 0;
   std::string first_failure_;
   size_t contradictions_ = 0;
@@ -277,6 +284,33 @@ Value shape_value(const onnx::TypeProto* type, Value* rank) {
   return Value::of_list(std::move(dims));
 }
 
+// Small integer constants (axes, shapes, pads given as inputs) as a list.
+Value constant_value(const TensorFacts& t) {
+  constexpr int kMaxElements = 64;
+  const onnx::TensorProto* d = t.data;
+  if (d == nullptr) return Value::unknown("'" + t.name + "' is not a small inline constant");
+  std::vector<Value> items;
+  if (d->data_type() == onnx::TensorProto::INT64) {
+    if (!d->raw_data().empty()) {
+      if (d->raw_data().size() % 8 != 0 || d->raw_data().size() / 8 > kMaxElements) return Value::unknown("constant too large");
+      for (size_t i = 0; i < d->raw_data().size(); i += 8) {
+        int64_t v = 0;
+        for (int b = 7; b >= 0; --b) v = static_cast<int64_t>((static_cast<uint64_t>(v) << 8) | static_cast<unsigned char>(d->raw_data()[i + static_cast<size_t>(b)]));
+        items.push_back(Value::of_int(v));
+      }
+    } else {
+      if (d->int64_data_size() > kMaxElements) return Value::unknown("constant too large");
+      for (int64_t v : d->int64_data()) items.push_back(Value::of_int(v));
+    }
+  } else if (d->data_type() == onnx::TensorProto::INT32 && d->raw_data().empty()) {
+    if (d->int32_data_size() > kMaxElements) return Value::unknown("constant too large");
+    for (int32_t v : d->int32_data()) items.push_back(Value::of_int(v));
+  } else {
+    return Value::unknown("'" + t.name + "' is not an integer constant");
+  }
+  return Value::of_list(std::move(items));
+}
+
 Value tensor_record(const TensorFacts& t) {
   Value record = Value::of_record({});
   record.set("name", Value::of_string(t.name));
@@ -287,6 +321,7 @@ Value tensor_record(const TensorFacts& t) {
     record.set("dtype", absent);
     record.set("shape", absent);
     record.set("rank", absent);
+    record.set("value", absent);
     return record;
   }
   if (t.type != nullptr && t.type->has_tensor_type() && t.type->tensor_type().elem_type() != 0) {
@@ -297,21 +332,27 @@ Value tensor_record(const TensorFacts& t) {
   Value rank;
   record.set("shape", shape_value(t.type, &rank));
   record.set("rank", rank);
+  record.set("value", constant_value(t));
   return record;
 }
 
 // Highest rank among the node's present tensors; unknown if any rank is.
+// A known rank is a lower bound of the maximum even when others are unknown,
+// so it is returned when the rules' limit is exceeded anyway (> 10).
 Value max_rank(const NodeFacts& n) {
   int64_t best = 0;
+  std::string unknown;
   for (const auto* list : {&n.inputs, &n.outputs}) {
     for (const auto& t : *list) {
       if (t.name.empty()) continue;
       if (t.type == nullptr || !t.type->has_tensor_type() || !t.type->tensor_type().has_shape()) {
-        return Value::unknown("rank of '" + t.name + "' unknown");
+        if (unknown.empty()) unknown = t.name;
+        continue;
       }
       best = std::max<int64_t>(best, t.type->tensor_type().shape().dim_size());
     }
   }
+  if (!unknown.empty() && best <= 10) return Value::unknown("rank of '" + unknown + "' unknown");
   return Value::of_int(best);
 }
 
@@ -372,7 +413,7 @@ void resolve_conv_defaults(const std::string& op, Value& rec) {
   if (weighted && kernel.is_unknown()) {
     if (inputs.size() > 1) {
       const Value* wshape = inputs[1].field("shape");
-      if (wshape->kind() == Value::Kind::List && wshape->items().size() >= 3) {
+      if (wshape != nullptr && wshape->kind() == Value::Kind::List && wshape->items().size() >= 3) {
         kernel = Value::of_list({wshape->items().begin() + 2, wshape->items().end()});
       }
     }
@@ -410,6 +451,7 @@ bool pin_input_shapes(const onnx::GraphProto& graph, const FactOptions& options,
       if (vi.name() == pin.first && initializers.count(vi.name()) == 0) target = &vi;
     }
     if (target == nullptr) {
+      if (options.ignore_missing_inputs) continue;
       error = "--input-shape: the model has no graph input named '" + pin.first + "'";
       return false;
     }
@@ -449,15 +491,23 @@ Value io_list(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& va
 Value model_record(const onnx::ModelProto& model, const ModelFacts& facts,
                    const std::map<std::string, const onnx::TypeProto*>& pinned) {
   const auto& graph = model.graph();
+  // Graph inputs that are initializers (older exporters list weights as
+  // inputs) are not model inputs. Look only at the few input names.
+  std::unordered_set<std::string_view> input_names;
+  for (const auto& vi : graph.input()) input_names.insert(vi.name());
   std::set<std::string> initializers;
-  for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  for (const auto& init : graph.initializer()) {
+    if (input_names.count(init.name()) != 0) initializers.insert(init.name());
+  }
   Value inputs = io_list(graph.input(), initializers, pinned);
   // Outputs: prefer what inference found for the producing node.
+  std::unordered_set<std::string_view> output_names;
+  for (const auto& vi : graph.output()) output_names.insert(vi.name());
   std::map<std::string, const onnx::TypeProto*> produced;
   for (const auto& n : facts.nodes) {
-    if (n.graph_path.find('/') != std::string::npos) continue;
+    if (n.graph_id != 0) continue;
     for (const auto& o : n.outputs) {
-      if (o.type != nullptr) produced[o.name] = o.type;
+      if (o.type != nullptr && output_names.count(o.name) != 0) produced[o.name] = o.type;
     }
   }
   Value outputs = io_list(graph.output(), {}, produced);
@@ -498,7 +548,7 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   out.notes.clear();
   out.unanalysed_functions.clear();
   out.owned_types.clear();
-  const onnx::ModelProto& model = loaded.model;
+  const onnx::ModelProto& model = *loaded.model;
   std::map<std::string, const onnx::TypeProto*> pinned;
   if (!pin_input_shapes(model.graph(), options, out, pinned, error)) return false;
 
@@ -533,15 +583,19 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   return true;
 }
 
-Value node_record(const NodeFacts& n, const std::set<std::string>* only) {
+const std::set<std::string>& reserved_node_facts() {
+  static const std::set<std::string> names = {"op", "domain", "opset", "name", "op_class", "input", "output", "max_rank"};
+  return names;
+}
+
+Value node_record(const NodeFacts& n, const std::string& op_class, const std::set<std::string>* only) {
   static const std::set<std::string> kConvLike = {"Conv", "ConvTranspose", "ConvInteger", "MaxPool", "AveragePool", "LpPool"};
   auto wanted = [only](const std::string& name) { return only == nullptr || only->count(name) > 0; };
   // Conv-like defaults read the weight shape, so their attributes need the inputs.
   const bool conv_like = n.domain.empty() && kConvLike.count(n.op_type) > 0;
   bool attributes_wanted = only == nullptr;
   if (only != nullptr) {
-    static const std::set<std::string> kReserved = {"op", "domain", "opset", "name", "input", "output", "max_rank"};
-    for (const auto& f : *only) attributes_wanted = attributes_wanted || kReserved.count(f) == 0;
+    for (const auto& f : *only) attributes_wanted = attributes_wanted || reserved_node_facts().count(f) == 0;
   }
 
   Value rec = Value::of_record({});
@@ -549,6 +603,7 @@ Value node_record(const NodeFacts& n, const std::set<std::string>* only) {
   rec.set("domain", Value::of_string(n.domain));
   rec.set("opset", Value::of_int(n.opset));
   rec.set("name", Value::of_string(n.name));
+  rec.set("op_class", Value::of_string(op_class));
   if (wanted("max_rank")) rec.set("max_rank", max_rank(n));
   if (wanted("input") || (conv_like && attributes_wanted)) {
     std::vector<Value> ins;
@@ -570,6 +625,7 @@ Value node_record(const NodeFacts& n, const std::set<std::string>* only) {
   if (schema != nullptr) {
     for (const auto& entry : schema->attributes()) {
       const auto& attr = entry.second;
+      if (reserved_node_facts().count(attr.name) != 0) continue;
       if (attr.default_value.type() != onnx::AttributeProto::UNDEFINED) {
         rec.set(attr.name, attribute_value(attr.default_value));
       } else {
@@ -578,7 +634,11 @@ Value node_record(const NodeFacts& n, const std::set<std::string>* only) {
     }
   }
   if (n.proto != nullptr) {
-    for (const auto& attr : n.proto->attribute()) rec.set(attr.name(), attribute_value(attr));
+    // A hostile node may carry an attribute named `input` or `max_rank`: it
+    // must never replace the facts the engine computed.
+    for (const auto& attr : n.proto->attribute()) {
+      if (reserved_node_facts().count(attr.name()) == 0) rec.set(attr.name(), attribute_value(attr));
+    }
   }
   if (conv_like && schema != nullptr) resolve_conv_defaults(n.op_type, rec);
   return rec;

@@ -19,6 +19,16 @@ bool ints_size_is(const onnx::InferenceContext& ctx, const char* name, int expec
   return a == nullptr || a->ints_size() == expected;
 }
 
+// ONNX divides by strides and dilations and sizes buffers by the kernel.
+bool ints_positive(const onnx::InferenceContext& ctx, const char* name) {
+  const onnx::AttributeProto* a = ctx.getAttribute(name);
+  if (a == nullptr) return true;
+  for (int64_t v : a->ints()) {
+    if (v <= 0) return false;
+  }
+  return true;
+}
+
 // Convolution-like ops index their spatial attributes by the input's rank;
 // every one of them must agree before ONNX's function may run.
 bool conv_like_is_consistent(const onnx::InferenceContext& ctx, bool has_weight) {
@@ -29,6 +39,9 @@ bool conv_like_is_consistent(const onnx::InferenceContext& ctx, bool has_weight)
   if (has_weight) {
     const int w = input_rank(ctx, 1);
     if (w >= 0 && w != rank) return false;
+  }
+  if (!ints_positive(ctx, "kernel_shape") || !ints_positive(ctx, "strides") || !ints_positive(ctx, "dilations")) {
+    return false;
   }
   return ints_size_is(ctx, "kernel_shape", spatial) && ints_size_is(ctx, "strides", spatial) &&
          ints_size_is(ctx, "dilations", spatial) && ints_size_is(ctx, "pads", 2 * spatial) &&

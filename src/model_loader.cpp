@@ -489,11 +489,16 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   if (!encoder.encode(lean, error)) return false;
 
   LoadedModel result;
-  if (!result.model.ParseFromString(lean)) {
+  google::protobuf::ArenaOptions arena_options;
+  arena_options.start_block_size = 64 << 10;
+  arena_options.max_block_size = 16 << 20;
+  result.arena = std::make_unique<google::protobuf::Arena>(arena_options);
+  result.model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(result.arena.get());
+  if (!result.model->ParseFromString(lean)) {
     error = std::string(kNotOnnx) + "protobuf cannot parse the model structure";
     return false;
   }
-  if (!check_model_header(result.model, error)) return false;
+  if (!check_model_header(*result.model, error)) return false;
 
   result.path = path;
   result.file_size = file.size();

@@ -53,20 +53,23 @@ struct DisjointSets {
 }  // namespace
 
 size_t count_cpu_islands(const ModelFacts& facts, const std::vector<Placement>& placement) {
-  // Producer of each value, per graph: a subgraph's values never join an
-  // island of its parent graph (the parent node itself does that).
+  // Only CPU producers can join an island, so only their outputs are indexed.
+  // Keys carry the graph id: a subgraph's values never join an island of
+  // its parent graph (the parent node itself does that).
   std::unordered_map<std::string, size_t> producer;
   DisjointSets sets(facts.nodes.size());
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
+    if (placement[i] != Placement::Cpu) continue;
     for (const auto& o : facts.nodes[i].outputs) {
-      if (!o.name.empty()) producer[facts.nodes[i].graph_path + '\n' + o.name] = i;
+      if (!o.name.empty()) producer[std::to_string(facts.nodes[i].graph_id) + '\n' + o.name] = i;
     }
   }
+  if (producer.empty()) return 0;
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     if (placement[i] != Placement::Cpu) continue;
     for (const auto& in : facts.nodes[i].inputs) {
-      auto it = producer.find(facts.nodes[i].graph_path + '\n' + in.name);
-      if (it != producer.end() && placement[it->second] == Placement::Cpu) sets.unite(i, it->second);
+      auto it = producer.find(std::to_string(facts.nodes[i].graph_id) + '\n' + in.name);
+      if (it != producer.end()) sets.unite(i, it->second);
     }
   }
   size_t islands = 0;

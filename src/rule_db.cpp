@@ -12,6 +12,7 @@
 
 #include "bpulint/builtin_rules.h"
 #include "bpulint/embedded_rules.h"
+#include "bpulint/facts.h"
 #include "bpulint/fix_catalog.h"
 
 namespace bpulint {
@@ -156,11 +157,6 @@ class FileReader {
   static size_t quote_shift(const YAML::Node& node) { return node.Tag() == "!" ? 1 : 0; }
   std::string path_;
 };
-
-const std::set<std::string>& reserved_node_facts() {
-  static const std::set<std::string> names = {"op", "domain", "opset", "name", "input", "output", "max_rank"};
-  return names;
-}
 
 const std::set<std::string>& model_facts() {
   static const std::set<std::string> names = {"ir_version", "opset", "input", "output", "io_dtypes",

@@ -107,6 +107,11 @@ TEST_CASE("usage errors exit 2") {
   CHECK(run_bpu_lint({kExample, "--platform", "nope"}).exit_code == 2);
   CHECK(run_bpu_lint({kExample, "--bogus"}).exit_code == 2);
   CHECK(run_bpu_lint({kExample, "--input-shape", "voxels=1xZ"}).exit_code == 2);
+  CHECK(run_bpu_lint({kExample, "--input-shape", "voxels=1x128x2x6x"}).exit_code == 2);
+  // The option takes one value: a model after it is still a model.
+  const CommandResult after = run_bpu_lint({"--input-shape", "voxels=1x128x2x6x6", kExample});
+  CHECK(after.exit_code == 1);
+  CHECK(after.out.find("[BPU1101]") != std::string::npos);
   const CommandResult pin = run_bpu_lint({kExample, "--input-shape", "nope=1x2"});
   CHECK(pin.exit_code == 2);
   CHECK(pin.err.find("no graph input named 'nope'") != std::string::npos);

@@ -25,7 +25,7 @@ Linted facts_of(const std::string& text, const FactOptions& options = {}) {
 }
 
 Value fact(const NodeFacts& n, const std::string& name) {
-  const Value record = node_record(n);
+  const Value record = node_record(n, "bpu");
   const Value* v = record.field(name);
   REQUIRE(v != nullptr);
   return *v;
@@ -226,4 +226,23 @@ g (float[2] X) => (float[2] Y) { Y = local.Twice (X) }
   }
   CHECK(noted);
   CHECK(r.summary.unknown == 1);
+}
+
+TEST_CASE("hostile conv attributes: zero strides, spoofing attribute names") {
+  const Linted zero = facts_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4,8,8] X, float[4,4,3,3] W) => (float[] Y) {
+  Y = Conv <strides = [0, 0]> (X, W)
+}
+)");
+  CHECK(zero->nodes.size() == 1);  // ONNX would divide by zero here
+  const Linted spoof = facts_of(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4,8,8] X, float[4,4,3,3] W) => (float[] Y) {
+  Y = Conv <input = [1, 2, 3]> (X, W)
+}
+)");
+  const Value rec = node_record(spoof->nodes[0], "bpu");
+  CHECK(rec.field("input")->items().size() == 2);
+  CHECK(rec.field("kernel_shape")->to_string() == "[3, 3]");
 }

@@ -184,8 +184,8 @@ TEST_CASE("small model round-trips identical to protobuf's own parse") {
 
   onnx::ModelProto reference;
   REQUIRE(reference.ParseFromString(read_file(path)));
-  CHECK(MessageDifferencer::Equals(m.model, reference));
-  CHECK(m.model.SerializeAsString() == reference.SerializeAsString());
+  CHECK(MessageDifferencer::Equals(*m.model, reference));
+  CHECK(m.model->SerializeAsString() == reference.SerializeAsString());
   CHECK(m.path == path);
   CHECK(m.file_size == fs::file_size(path));
   CHECK(m.stripped_tensors == 0);
@@ -203,7 +203,7 @@ TEST_CASE("1 MiB initializer is stripped and read back exactly") {
 
   CHECK(m.stripped_tensors == 1);
   CHECK(m.stripped_bytes == big.size());
-  const auto& inits = m.model.graph().initializer();
+  const auto& inits = m.model->graph().initializer();
   REQUIRE(inits.size() == 3);
 
   const onnx::TensorProto& t = inits[2];
@@ -240,8 +240,8 @@ TEST_CASE("payload exactly at the inline limit stays inline, one byte more is st
   *original.mutable_graph()->add_initializer() =
       raw_tensor("over", payload(bpulint::kInlinePayloadLimit + 1, 2));
   const LoadedModel m = load_ok(save(dir, "limit.onnx", original));
-  CHECK(m.model.graph().initializer(0).has_raw_data());
-  CHECK_FALSE(m.model.graph().initializer(1).has_raw_data());
+  CHECK(m.model->graph().initializer(0).has_raw_data());
+  CHECK_FALSE(m.model->graph().initializer(1).has_raw_data());
   CHECK(m.stripped_tensors == 1);
 }
 
@@ -264,8 +264,8 @@ TEST_CASE("raw_data before dims on the wire: other fields kept, offset correct")
   write_file(path, header.SerializeAsString() + delimited(7, graph));
 
   const LoadedModel m = load_ok(path);
-  REQUIRE(m.model.graph().initializer_size() == 1);
-  const auto& t = m.model.graph().initializer(0);
+  REQUIRE(m.model->graph().initializer_size() == 1);
+  const auto& t = m.model->graph().initializer(0);
   CHECK(t.name() == "early");
   CHECK(t.dims_size() == 2);
   CHECK(t.data_type() == onnx::TensorProto::UINT8);
@@ -283,7 +283,7 @@ TEST_CASE("tensor that is already external is left alone") {
   *original.mutable_graph()->add_initializer() = t;
   const LoadedModel m = load_ok(save(dir, "odd.onnx", original));
   CHECK(m.stripped_tensors == 0);
-  CHECK(m.model.graph().initializer(0).raw_data() == t.raw_data());
+  CHECK(m.model->graph().initializer(0).raw_data() == t.raw_data());
 }
 
 TEST_CASE("Constant node's big attribute tensor is stripped") {
@@ -298,7 +298,7 @@ TEST_CASE("Constant node's big attribute tensor is stripped") {
   *original.mutable_graph()->add_node() = c;
   const LoadedModel m = load_ok(save(dir, "const.onnx", original));
 
-  const auto& t = m.model.graph().node(0).attribute(0).t();
+  const auto& t = m.model->graph().node(0).attribute(0).t();
   CHECK(t.name() == "cval");
   CHECK(bpulint::is_self_reference(m, t));
   CHECK(m.stripped_tensors == 1);
@@ -326,10 +326,10 @@ TEST_CASE("sparse initializer and attribute tensor lists are stripped") {
   const LoadedModel m = load_ok(save(dir, "sparse.onnx", original));
   CHECK(m.stripped_tensors == 3);
   std::string bytes, error;
-  REQUIRE(bpulint::read_tensor_bytes(m, m.model.graph().sparse_initializer(0).indices(), bytes, error));
+  REQUIRE(bpulint::read_tensor_bytes(m, m.model->graph().sparse_initializer(0).indices(), bytes, error));
   CHECK(bytes == indices);
-  CHECK(m.model.graph().sparse_initializer(0).dims(0) == 6000);
-  CHECK(m.model.graph().node(0).attribute(0).tensors(1).has_raw_data());
+  CHECK(m.model->graph().sparse_initializer(0).dims(0) == 6000);
+  CHECK(m.model->graph().node(0).attribute(0).tensors(1).has_raw_data());
 }
 
 TEST_CASE("If subgraphs: big initializers stripped, node spans in pre-order") {
@@ -371,7 +371,7 @@ TEST_CASE("If subgraphs: big initializers stripped, node spans in pre-order") {
   CHECK(m.stripped_tensors == 2);
   CHECK(m.stripped_bytes == then_big.size() + else_big.size());
 
-  const auto& lean_if = m.model.graph().node(1);
+  const auto& lean_if = m.model->graph().node(1);
   const auto& lean_then = lean_if.attribute(0).g().initializer(0);
   const auto& lean_else = lean_if.attribute(1).g().initializer(0);
   CHECK(bpulint::is_self_reference(m, lean_then));
@@ -399,11 +399,11 @@ TEST_CASE("If subgraphs: big initializers stripped, node spans in pre-order") {
   // Spans of nodes without big tensors parse to exactly the lean node.
   onnx::NodeProto parsed;
   REQUIRE(parsed.ParseFromString(file.substr(m.node_spans[0].offset, m.node_spans[0].length)));
-  CHECK(MessageDifferencer::Equals(parsed, m.model.graph().node(0)));
+  CHECK(MessageDifferencer::Equals(parsed, m.model->graph().node(0)));
   REQUIRE(parsed.ParseFromString(file.substr(m.node_spans[1].offset, m.node_spans[1].length)));
   CHECK(MessageDifferencer::Equals(parsed, if_node));
   REQUIRE(parsed.ParseFromString(file.substr(m.node_spans[6].offset, m.node_spans[6].length)));
-  CHECK(MessageDifferencer::Equals(parsed, m.model.functions(0).node(0)));
+  CHECK(MessageDifferencer::Equals(parsed, m.model->functions(0).node(0)));
 }
 
 TEST_CASE("typed fields are converted to raw little-endian bytes") {
@@ -502,7 +502,7 @@ TEST_CASE("external data files beside the model") {
       external("weights.bin", "16", std::to_string(data.size()));
   const LoadedModel m = load_ok(save(dir, "ext.onnx", original));
   CHECK(m.stripped_tensors == 0);
-  const auto& t = m.model.graph().initializer(0);
+  const auto& t = m.model->graph().initializer(0);
   CHECK_FALSE(bpulint::is_self_reference(m, t));
 
   std::string bytes, error;

@@ -94,9 +94,12 @@ TEST_CASE("unknown kernel gives cannot-verify, never a silent pass") {
   }
 }
 
-TEST_CASE("BPU2001 tensor-rank-limit: rank 10 ok, 11 fails") {
-  CHECK_FALSE(fires(lint_text(unary("Relu", "[1,1,1,1,1,1,1,1,1,2]")), "BPU2001"));
-  CHECK(fires(lint_text(unary("Relu", "[1,1,1,1,1,1,1,1,1,1,2]")), "BPU2001"));
+TEST_CASE("BPU2001 tensor-rank-limit: rank 10 ok, 11 fails, on BPU ops only") {
+  CHECK_FALSE(fires(lint_text(unary("Sigmoid", "[1,1,1,1,1,1,1,1,1,2]")), "BPU2001"));
+  CHECK(fires(lint_text(unary("Sigmoid", "[1,1,1,1,1,1,1,1,1,1,2]")), "BPU2001"));
+  CHECK_FALSE(fires(lint_text(unary("Relu", "[1,1,1,1,1,1,1,1,1,1,2]")), "BPU2001"));  // folded
+  // An attribute named like a fact cannot spoof it.
+  CHECK(fires(lint_text(unary("Sigmoid", "[1,1,1,1,1,1,1,1,1,1,2]", "max_rank = 1")), "BPU2001"));
 }
 
 TEST_CASE("BPU3001 softmax-axis-size at both edges, old and new opsets") {
@@ -138,6 +141,23 @@ TEST_CASE("BPU3004 reduce-l1-l2-reduced-elements, with and without axes") {
   CHECK(fires(lint_text(unary("ReduceL1", "[2,65535]", "", 13)), "BPU3004"));
 }
 
+TEST_CASE("BPU3004 at opset 18 reads axes from the constant second input") {
+  auto reduce = [](const std::string& shape, const std::string& axes) {
+    return "<ir_version: 8, opset_import: [\"\" : 18]>\ng (float" + shape + " X) => (float[] Y) {\n"
+           "  A = Constant <value = int64[1] {" + axes + "}> ()\n  Y = ReduceL1 (X, A)\n}\n";
+  };
+  CHECK_FALSE(fires(lint_text(reduce("[1,65535]", "1")), "BPU3004"));
+  CHECK(fires(lint_text(reduce("[1,65536]", "1")), "BPU3004"));
+  CHECK_FALSE(fires(lint_text(reduce("[70000,2]", "1")), "BPU3004"));
+  const ModelReport dynamic = lint_text("<ir_version: 8, opset_import: [\"\" : 18]>\n"
+                                        "g (float[1,65536] X, int64[1] A) => (float[] Y) {\n  Y = ReduceL1 (X, A)\n}\n");
+  CHECK(unverified(dynamic, "BPU3004"));
+}
+
+TEST_CASE("an axis past the rank is unknown, not a silent pass") {
+  CHECK(unverified(lint_text(unary("Softmax", "[2,3]", "axis = 5", 11)), "BPU3001"));
+}
+
 TEST_CASE("BPU3005 argmax-axis-size is a derived warning") {
   CHECK_FALSE(fires(lint_text(unary("ArgMax", "[1,32767]", "axis = 1").replace(0, 0, "")), "BPU3005"));
   const ModelReport r = lint_text(unary("ArgMin", "[1,32768]", "axis = 1"));
@@ -153,6 +173,13 @@ TEST_CASE("BPU4001 rnn-dim-limit") {
   };
   CHECK_FALSE(fires(lint_text(lstm(2097151)), "BPU4001"));
   CHECK(fires(lint_text(lstm(2097152)), "BPU4001"));
+  auto with_bias = [](int hidden) {
+    const std::string h = std::to_string(hidden), h4 = std::to_string(4 * hidden), h8 = std::to_string(8 * hidden);
+    return head() + "g (float[2,1,4] X, float[1," + h4 + ",4] W, float[1," + h4 + "," + h + "] R, float[1," + h8 +
+           "] B) => (float[] Y) {\n  Y = LSTM <hidden_size = " + h + "> (X, W, R, B)\n}\n";
+  };
+  CHECK_FALSE(fires(lint_text(with_bias(262143)), "BPU4001"));  // B dim 2097144
+  CHECK(fires(lint_text(with_bias(262144)), "BPU4001"));        // B dim 2097152, W 1048576
 }
 
 TEST_CASE("BPU9001/BPU9002 model input and output counts at 256 and 257") {

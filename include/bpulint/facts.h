@@ -22,6 +22,7 @@ struct TensorFacts {
   std::string name;                       // "" = omitted optional input
   const onnx::TypeProto* type = nullptr;  // nullptr = nothing known
   bool is_const = false;                  // initializer or Constant output
+  const onnx::TensorProto* data = nullptr;  // inline constant data, when small enough to be kept inline
 };
 
 struct NodeFacts {
@@ -29,7 +30,8 @@ struct NodeFacts {
   std::string name;          // the node's name, possibly empty
   std::string display_name;  // name, or "<op_type>_<index>" when unnamed
   size_t index_in_graph = 0;
-  size_t file_order = 0;     // position in LoadedModel::node_spans
+  size_t walk_order = 0;     // pre-order position in the walk (== index in ModelFacts::nodes)
+  size_t graph_id = 0;       // unique per graph walked; 0 = the main graph (display names may repeat)
   std::string op_type;
   std::string domain;        // "" for the default ONNX domain
   int64_t opset = 0;
@@ -44,6 +46,9 @@ struct NodeFacts {
 struct FactOptions {
   // --input-shape NAME=1x128x2x6x6: pins the dims of a graph input.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // With several models in one call, a pin applies to the models that have
+  // that input; with one model, naming an input it lacks is an error.
+  bool ignore_missing_inputs = false;
 };
 
 struct ModelFacts {
@@ -63,11 +68,15 @@ int64_t max_known_opset();
 bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelFacts& out, std::string& error);
 
 // The record rule expressions read for one node:
-// {op, domain, opset, name, <attributes with ONNX defaults resolved>, input: [...], output: [...], max_rank}
-// where each tensor is {name, present, dtype, shape, rank, const}.
+// {op, domain, opset, name, op_class, <attributes with ONNX defaults resolved>, input: [...], output: [...],
+// max_rank} where each tensor is {name, present, dtype, shape, rank, const, value}; `value` is the data
+// of a small integer constant (axes, shapes), unknown otherwise. Attributes never shadow these names.
 // `only`, when given, names the root facts wanted (a rule's facts_used): the
 // rest are left out, which keeps evaluation of big graphs cheap.
-Value node_record(const NodeFacts& node, const std::set<std::string>* only = nullptr);
+Value node_record(const NodeFacts& node, const std::string& op_class, const std::set<std::string>* only = nullptr);
+
+// The root facts node_record always provides (everything else is an attribute).
+const std::set<std::string>& reserved_node_facts();
 
 // ONNX element type as the rules spell it: "float32", "int8", "bool", ...
 std::string dtype_name(int32_t onnx_elem_type);

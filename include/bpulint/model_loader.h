@@ -16,7 +16,10 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/arena.h>
 #include <onnx/onnx_pb.h>
+
+#include <memory>
 
 namespace bpulint {
 
@@ -29,7 +32,10 @@ struct ByteSpan {
 struct LoadedModel {
   std::string path;          // as given by the user
   uint64_t file_size = 0;
-  onnx::ModelProto model;    // the lean copy (large payloads are external)
+  // The lean copy (large payloads are external). It lives on an arena: parsing
+  // and freeing a 100k-node graph is about twice as fast as on the heap.
+  std::unique_ptr<google::protobuf::Arena> arena;
+  onnx::ModelProto* model = nullptr;
   // Byte span (payload, after tag+length) of every NodeProto in the file, in
   // the order they start in the file: pre-order, so the nodes of a node's
   // attribute subgraphs come right after it, before its next sibling.
