@@ -52,8 +52,8 @@ bool has_inline_data(const onnx::TensorProto& t) {
 // no model copy, no value_info written back.
 class NodeContext final : public onnx::InferenceContext {
  public:
-  NodeContext(const onnx::NodeProto& node, std::vector<const ValueFacts*> inputs)
-      : node_(node), inputs_(std::move(inputs)), outputs_(static_cast<size_t>(node.output_size())) {}
+  NodeContext(const onnx::NodeProto& node, const std::vector<const ValueFacts*>& inputs)
+      : node_(node), inputs_(inputs), outputs_(static_cast<size_t>(node.output_size())) {}
 
   const onnx::AttributeProto* getAttribute(const std::string& name) const override {
     for (const auto& a : node_.attribute()) {
@@ -83,7 +83,7 @@ class NodeContext final : public onnx::InferenceContext {
 
  private:
   const onnx::NodeProto& node_;
-  std::vector<const ValueFacts*> inputs_;
+  const std::vector<const ValueFacts*>& inputs_;
   std::vector<onnx::TypeProto> outputs_;
 };
 
@@ -123,9 +123,11 @@ class Walker {
     const size_t graph_id = graphs_++;
     for (int i = 0; i < graph.node_size(); ++i) {
       const auto& node = graph.node(i);
-      add_node(node, path, graph_id, static_cast<size_t>(i), chain);
-      infer(node, chain, scope, declared);
-      out_.nodes.back().outputs = tensors(node.output(), chain);
+      // Each input name is hashed once: the facts and the inference context share the lookup.
+      input_facts_.clear();
+      for (const auto& n : node.input()) input_facts_.push_back(n.empty() ? nullptr : chain.find(n));
+      add_node(node, path, graph_id, static_cast<size_t>(i));
+      infer(node, scope, declared);
       const std::string node_path = path + "/" + out_.nodes.back().display_name;
       for (const auto& attr : node.attribute()) {
         if (attr.type() == onnx::AttributeProto::GRAPH) {
@@ -167,7 +169,7 @@ class Walker {
 
   // Runs ONNX's inference function for the node and records its output types;
   // where inference gives nothing, a declared value_info is the fallback.
-  void infer(const onnx::NodeProto& node, const ScopeChain& chain, Scope& scope,
+  void infer(const onnx::NodeProto& node, Scope& scope,
              const std::unordered_map<std::string_view, const onnx::TypeProto*>& declared) {
     const NodeFacts& f = out_.nodes.back();
     const bool is_constant = f.domain.empty() && node.op_type() == "Constant";
@@ -177,10 +179,15 @@ class Walker {
     const bool has_subgraph = std::any_of(node.attribute().begin(), node.attribute().end(), [](const auto& a) {
       return a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS;
     });
-    if (schema != nullptr && !has_subgraph) {
-      std::vector<const ValueFacts*> inputs;
-      for (const auto& n : node.input()) inputs.push_back(n.empty() ? nullptr : chain.find(n));
-      NodeContext ctx(node, std::move(inputs));
+    const ValueFacts* first_input = input_facts_.empty() ? nullptr : input_facts_[0];
+    if (schema != nullptr && !has_subgraph && node.output_size() == 1 && first_input != nullptr &&
+        first_input->type != nullptr && keeps_input_type(f.op_type)) {
+      // ONNX infers these ops by copying input 0's type; sharing the pointer
+      // does the same without a context, a copy or an allocation.
+      inferred.emplace_back();  // placeholder; replaced below by the shared type
+      shared_output_type_ = first_input->type;
+    } else if (schema != nullptr && !has_subgraph) {
+      NodeContext ctx(node, input_facts_);
       try {
         schema->Verify(node);  // arity and attribute types, which the functions assume
         schema->GetTypeAndShapeInferenceFunction()(ctx);
@@ -189,9 +196,14 @@ class Walker {
         if (failed_++ == 0) first_failure_ = f.op_type + " '" + f.display_name + "': " + first_line(e.what());
       }
     }
+    auto& outputs = out_.nodes.back().outputs;
+    outputs.reserve(static_cast<size_t>(node.output_size()));
     for (int o = 0; o < node.output_size(); ++o) {
       const std::string& name = node.output(o);
-      if (name.empty()) continue;
+      if (name.empty()) {
+        outputs.push_back({});
+        continue;
+      }
       ValueFacts& v = scope[name];
       v.is_const = is_constant;
       if (is_constant && node.attribute_size() == 1 && node.attribute(0).has_t() && has_inline_data(node.attribute(0).t())) {
@@ -199,15 +211,32 @@ class Walker {
       }
       const size_t i = static_cast<size_t>(o);
       auto d = declared.find(name);
-      if (i < inferred.size() && inferred[i].value_case() != onnx::TypeProto::VALUE_NOT_SET) {
-        v.type = &out_.owned_types.emplace_back(std::move(inferred[i]));
+      const bool was_inferred = shared_output_type_ != nullptr ||
+                                (i < inferred.size() && inferred[i].value_case() != onnx::TypeProto::VALUE_NOT_SET);
+      if (was_inferred) {
+        v.type = shared_output_type_ != nullptr ? shared_output_type_
+                                                : &out_.owned_types.emplace_back(std::move(inferred[i]));
         if (d != declared.end() && contradicts(*d->second, *v.type) && contradictions_++ == 0) {
           first_contradiction_ = "'" + name + "'";
         }
       } else {
         v.type = d == declared.end() ? nullptr : d->second;
       }
+      outputs.push_back({name, v.type, v.is_const, v.data});
     }
+    shared_output_type_ = nullptr;
+  }
+
+  // Default-domain ops whose single output has exactly input 0's type and shape
+  // (their ONNX inference is propagateShapeAndTypeFromFirstInput).
+  bool keeps_input_type(const std::string& op) const {
+    static const std::set<std::string> kOps = {
+        "Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish",
+        "Softplus", "Softsign", "ThresholdedRelu", "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor",
+        "Ceil", "Round", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
+        "Atanh", "Sign", "Identity", "Dropout", "BatchNormalization", "Softmax", "LogSoftmax",
+        "InstanceNormalization", "LpNormalization", "Clip", "Shrink", "HardMax", "Hardmax"};
+    return out_.nodes.back().domain.empty() && kOps.count(op) > 0;
   }
 
   // A declared shape whose rank or static dims differ from the inferred one.
@@ -230,8 +259,7 @@ class Walker {
     return s;
   }
 
-  void add_node(const onnx::NodeProto& node, const std::string& path, size_t graph_id, size_t index,
-                const ScopeChain& scope) {
+  void add_node(const onnx::NodeProto& node, const std::string& path, size_t graph_id, size_t index) {
     NodeFacts f;
     f.graph_path = path;
     f.name = node.name();
@@ -244,13 +272,19 @@ class Walker {
     auto it = opsets_.find(f.domain);
     f.opset = it == opsets_.end() ? 0 : it->second;
     f.proto = &node;
-    f.inputs = tensors(node.input(), scope);
+    f.inputs.reserve(input_facts_.size());
+    for (int k = 0; k < node.input_size(); ++k) {
+      const ValueFacts* v = input_facts_[static_cast<size_t>(k)];
+      f.inputs.push_back({node.input(k), v ? v->type : nullptr, v ? v->is_const : false, v ? v->data : nullptr});
+    }
     out_.nodes.push_back(std::move(f));
   }
 
   ModelFacts& out_;
   std::map<std::string, int64_t> opsets_;
   size_t graphs_ = 0;
+  const onnx::TypeProto* shared_output_type_ = nullptr;  // set by infer() for type-keeping ops
+  std::vector<const ValueFacts*> input_facts_;            // the current node's inputs, looked up once
   size_t failed_ = 0;
   std::string first_failure_;
   size_t contradictions_ = 0;
@@ -599,11 +633,11 @@ Value node_record(const NodeFacts& n, const std::string& op_class, const std::se
   }
 
   Value rec = Value::of_record({});
-  rec.set("op", Value::of_string(n.op_type));
-  rec.set("domain", Value::of_string(n.domain));
-  rec.set("opset", Value::of_int(n.opset));
-  rec.set("name", Value::of_string(n.name));
-  rec.set("op_class", Value::of_string(op_class));
+  if (wanted("op")) rec.set("op", Value::of_string(n.op_type));
+  if (wanted("domain")) rec.set("domain", Value::of_string(n.domain));
+  if (wanted("opset") || attributes_wanted) rec.set("opset", Value::of_int(n.opset));
+  if (wanted("name")) rec.set("name", Value::of_string(n.name));
+  if (wanted("op_class")) rec.set("op_class", Value::of_string(op_class));
   if (wanted("max_rank")) rec.set("max_rank", max_rank(n));
   if (wanted("input") || (conv_like && attributes_wanted)) {
     std::vector<Value> ins;

@@ -335,14 +335,28 @@ constexpr uint32_t kRawData = 9;
 constexpr uint32_t kExternalData = 13;
 constexpr uint32_t kDataLocation = 14;
 constexpr uint64_t kLocationExternal = 1;  // TensorProto.DataLocation.EXTERNAL
+// Up-front reservations are capped: they are an optimisation, not a promise.
+constexpr uint64_t kReserveCap = 64ull << 20;
 
 class LeanEncoder {
  public:
   LeanEncoder(const uint8_t* data, uint64_t size, std::string self_location)
       : data_(data), size_(size), self_location_(std::move(self_location)) {}
 
-  bool encode(std::string& lean, std::string& error) {
-    if (!encode_message(Kind::kModel, 0, size_, 1, lean)) {
+  // A dry pass first: when no payload needs stripping (small-weight graphs)
+  // the file itself is the lean model and no copy is made (`unchanged`).
+  bool encode(std::string& lean, bool& unchanged, std::string& error) {
+    if (!encode_message(Kind::kModel, 0, size_, 1, nullptr)) {
+      error = error_;
+      return false;
+    }
+    unchanged = stripped_tensors == 0;
+    if (unchanged) return true;
+    node_spans.clear();
+    stripped_bytes = 0;
+    stripped_tensors = 0;
+    lean.reserve(static_cast<size_t>(std::min<uint64_t>(size_, kReserveCap)));
+    if (!encode_message(Kind::kModel, 0, size_, 1, &lean)) {
       error = error_;
       return false;
     }
@@ -357,7 +371,7 @@ class LeanEncoder {
   // Appends the lean encoding of the message at [begin, end) (its payload,
   // without tag/length) to `out`. `depth` is this message's nesting level.
   bool encode_message(Kind kind, uint64_t begin, uint64_t end, int depth,
-                      std::string& out) {
+                      std::string* out) {
     if (kind == Kind::kTensor) return encode_tensor(begin, end, out);
     FieldReader reader(data_, begin, end);
     Field f;
@@ -370,7 +384,7 @@ class LeanEncoder {
       } else if (!encode_child(child, f, depth + 1, out)) {
         return false;
       }
-      if (out.size() > kMaxLeanSize) {
+      if (out != nullptr && out->size() > kMaxLeanSize) {
         error_ = "model structure exceeds 2 GiB";
         return false;
       }
@@ -380,24 +394,27 @@ class LeanEncoder {
 
   // Re-encodes a sub-message into a scratch buffer first, because its
   // length prefix may shrink when payloads are stripped.
-  bool encode_child(Kind kind, const Field& f, int depth, std::string& out) {
+  bool encode_child(Kind kind, const Field& f, int depth, std::string* out) {
     if (depth > kMaxDepth) {
       error_ = "nesting deeper than " + std::to_string(kMaxDepth) + " levels";
       return false;
     }
     // Recorded before descending so that nested nodes follow their parent.
     if (kind == Kind::kNode) node_spans.push_back({f.payload, f.end - f.payload});
+    if (out == nullptr) return encode_message(kind, f.payload, f.end, depth, nullptr);
     std::string body;
-    if (!encode_message(kind, f.payload, f.end, depth, body)) return false;
-    put_tag(out, f.number, kLengthDelimited);
-    put_varint(out, body.size());
-    out += body;
+    // Stripping only shrinks a message, so its original size bounds the body.
+    body.reserve(static_cast<size_t>(std::min<uint64_t>(f.end - f.payload, kReserveCap)));
+    if (!encode_message(kind, f.payload, f.end, depth, &body)) return false;
+    put_tag(*out, f.number, kLengthDelimited);
+    put_varint(*out, body.size());
+    *out += body;
     return true;
   }
 
   // TensorProto: fields may come in any order (raw_data before dims, ...),
   // so a first pass decides whether to strip and a second pass copies.
-  bool encode_tensor(uint64_t begin, uint64_t end, std::string& out) {
+  bool encode_tensor(uint64_t begin, uint64_t end, std::string* out) {
     Field raw;  // the last raw_data wins, as in protobuf
     bool has_raw = false;
     bool already_external = false;
@@ -424,7 +441,7 @@ class LeanEncoder {
       if (!(f.number == kRawData && f.wire_type == kLengthDelimited))
         copy(f.start, f.end, out);
     }
-    append_self_reference(raw.payload, raw_length, out);
+    if (out != nullptr) append_self_reference(raw.payload, raw_length, *out);
     stripped_bytes += raw_length;
     ++stripped_tensors;
     return true;
@@ -448,9 +465,9 @@ class LeanEncoder {
     put_bytes_field(out, kExternalData, entry);
   }
 
-  void copy(uint64_t begin, uint64_t end, std::string& out) const {
-    out.append(reinterpret_cast<const char*>(data_ + begin),
-               static_cast<size_t>(end - begin));
+  void copy(uint64_t begin, uint64_t end, std::string* out) const {
+    if (out == nullptr) return;
+    out->append(reinterpret_cast<const char*>(data_ + begin), static_cast<size_t>(end - begin));
   }
 
   const uint8_t* data_;
@@ -486,7 +503,12 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
 
   LeanEncoder encoder(file.data(), file.size(), basename_of(path));
   std::string lean;
-  if (!encoder.encode(lean, error)) return false;
+  bool unchanged = false;
+  if (!encoder.encode(lean, unchanged, error)) return false;
+  if (unchanged && file.size() > kMaxLeanSize) {
+    error = "model structure exceeds 2 GiB";
+    return false;
+  }
 
   LoadedModel result;
   google::protobuf::ArenaOptions arena_options;
@@ -494,7 +516,9 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   arena_options.max_block_size = 16 << 20;
   result.arena = std::make_unique<google::protobuf::Arena>(arena_options);
   result.model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(result.arena.get());
-  if (!result.model->ParseFromString(lean)) {
+  const bool parsed = unchanged ? result.model->ParseFromArray(file.data(), static_cast<int>(file.size()))
+                                : result.model->ParseFromString(lean);
+  if (!parsed) {
     error = std::string(kNotOnnx) + "protobuf cannot parse the model structure";
     return false;
   }
