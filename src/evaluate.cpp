@@ -43,8 +43,8 @@ struct RuleIndex {
           any_op.push_back(&r);
           any_op_facts.insert(r.facts_used.begin(), r.facts_used.end());
         } else {
-          by_op[r.domain + "::" + op].push_back(&r);
-          facts_by_op[r.domain + "::" + op].insert(r.facts_used.begin(), r.facts_used.end());
+          by_op[op].push_back(&r);
+          facts_by_op[op].insert(r.facts_used.begin(), r.facts_used.end());
         }
       }
     }
@@ -112,13 +112,15 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
                    "cannot verify " + n.domain + "::" + n.op_type + ": custom-domain ops are not in the database",
                    index, {}, {}});
   }
-  auto it = index_of.by_op.find(n.domain + "::" + n.op_type);
+  auto it = index_of.by_op.find(n.op_type);
   const bool has_op_rules = it != index_of.by_op.end();
   if (has_op_rules || !index_of.any_op.empty()) {
     // Built per node with only the facts its rules read, dropped after: memory stays flat.
-    const Value record = node_record(n, op_class, &index_of.facts_for(n.domain + "::" + n.op_type));
+    const Value record = node_record(n, op_class, &index_of.facts_for(n.op_type));
     if (has_op_rules) {
-      for (const Rule* r : it->second) check(*r, record, index, out);
+      for (const Rule* r : it->second) {
+        if (r->domain == n.domain) check(*r, record, index, out);
+      }
     }
     for (const Rule* r : index_of.any_op) check(*r, record, index, out);
   }

@@ -52,8 +52,15 @@ bool has_inline_data(const onnx::TensorProto& t) {
 // no model copy, no value_info written back.
 class NodeContext final : public onnx::InferenceContext {
  public:
-  NodeContext(const onnx::NodeProto& node, const std::vector<const ValueFacts*>& inputs)
-      : node_(node), inputs_(inputs), outputs_(static_cast<size_t>(node.output_size())) {}
+  // Output types are created on the facts' arena, so they are kept without a copy.
+  NodeContext(const onnx::NodeProto& node, const std::vector<const ValueFacts*>& inputs,
+              google::protobuf::Arena* arena)
+      : node_(node), inputs_(inputs) {
+    outputs_.reserve(static_cast<size_t>(node.output_size()));
+    for (int i = 0; i < node.output_size(); ++i) {
+      outputs_.push_back(google::protobuf::Arena::CreateMessage<onnx::TypeProto>(arena));
+    }
+  }
 
   const onnx::AttributeProto* getAttribute(const std::string& name) const override {
     for (const auto& a : node_.attribute()) {
@@ -73,18 +80,18 @@ class NodeContext final : public onnx::InferenceContext {
   size_t getNumOutputs() const override { return outputs_.size(); }
   onnx::TypeProto* getOutputType(size_t i) override {
     if (i >= outputs_.size()) fail_shape_inference("output ", i, " out of range");
-    return &outputs_[i];
+    return outputs_[i];
   }
   onnx::GraphInferencer* getGraphAttributeInferencer(const std::string&) override { return nullptr; }
   const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
   const onnx::TensorShapeProto* getSymbolicInput(size_t) const override { return nullptr; }
 
-  std::vector<onnx::TypeProto>& outputs() { return outputs_; }
+  std::vector<onnx::TypeProto*>& outputs() { return outputs_; }
 
  private:
   const onnx::NodeProto& node_;
   const std::vector<const ValueFacts*>& inputs_;
-  std::vector<onnx::TypeProto> outputs_;
+  std::vector<onnx::TypeProto*> outputs_;
 };
 
 class Walker {
@@ -147,13 +154,15 @@ class Walker {
   const std::string& first_failure() const { return first_failure_; }
 
  private:
+  onnx::TypeProto* new_type() { return google::protobuf::Arena::CreateMessage<onnx::TypeProto>(out_.arena.get()); }
+
   // Initializers without value_info still have a type: synthesise one.
   const onnx::TypeProto* type_of(const onnx::TensorProto& init) {
-    auto& t = out_.owned_types.emplace_back();
-    t.mutable_tensor_type()->set_elem_type(init.data_type());
-    auto* shape = t.mutable_tensor_type()->mutable_shape();
+    auto* t = new_type();
+    t->mutable_tensor_type()->set_elem_type(init.data_type());
+    auto* shape = t->mutable_tensor_type()->mutable_shape();
     for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
-    return &t;
+    return t;
   }
 
   std::vector<TensorFacts> tensors(const google::protobuf::RepeatedPtrField<std::string>& names,
@@ -173,7 +182,7 @@ class Walker {
              const std::unordered_map<std::string_view, const onnx::TypeProto*>& declared) {
     const NodeFacts& f = out_.nodes.back();
     const bool is_constant = f.domain.empty() && node.op_type() == "Constant";
-    std::vector<onnx::TypeProto> inferred;
+    std::vector<onnx::TypeProto*> inferred;
     const onnx::OpSchema* schema =
         f.opset > 0 ? guarded_schema_registry().GetSchema(f.op_type, static_cast<int>(f.opset), f.domain) : nullptr;
     const bool has_subgraph = std::any_of(node.attribute().begin(), node.attribute().end(), [](const auto& a) {
@@ -184,10 +193,10 @@ class Walker {
         first_input->type != nullptr && keeps_input_type(f.op_type)) {
       // ONNX infers these ops by copying input 0's type; sharing the pointer
       // does the same without a context, a copy or an allocation.
-      inferred.emplace_back();  // placeholder; replaced below by the shared type
+
       shared_output_type_ = first_input->type;
     } else if (schema != nullptr && !has_subgraph) {
-      NodeContext ctx(node, input_facts_);
+      NodeContext ctx(node, input_facts_, out_.arena.get());
       try {
         schema->Verify(node);  // arity and attribute types, which the functions assume
         schema->GetTypeAndShapeInferenceFunction()(ctx);
@@ -212,10 +221,9 @@ class Walker {
       const size_t i = static_cast<size_t>(o);
       auto d = declared.find(name);
       const bool was_inferred = shared_output_type_ != nullptr ||
-                                (i < inferred.size() && inferred[i].value_case() != onnx::TypeProto::VALUE_NOT_SET);
+                                (i < inferred.size() && inferred[i]->value_case() != onnx::TypeProto::VALUE_NOT_SET);
       if (was_inferred) {
-        v.type = shared_output_type_ != nullptr ? shared_output_type_
-                                                : &out_.owned_types.emplace_back(std::move(inferred[i]));
+        v.type = shared_output_type_ != nullptr ? shared_output_type_ : inferred[i];
         if (d != declared.end() && contradicts(*d->second, *v.type) && contradictions_++ == 0) {
           first_contradiction_ = "'" + name + "'";
         }
@@ -322,7 +330,7 @@ Value shape_value(const onnx::TypeProto* type, Value* rank) {
 Value constant_value(const TensorFacts& t) {
   constexpr int kMaxElements = 64;
   const onnx::TensorProto* d = t.data;
-  if (d == nullptr) return Value::unknown("'" + t.name + "' is not a small inline constant");
+  if (d == nullptr) return Value::unknown("'" + std::string(t.name) + "' is not a small inline constant");
   std::vector<Value> items;
   if (d->data_type() == onnx::TensorProto::INT64) {
     if (!d->raw_data().empty()) {
@@ -340,14 +348,14 @@ Value constant_value(const TensorFacts& t) {
     if (d->int32_data_size() > kMaxElements) return Value::unknown("constant too large");
     for (int32_t v : d->int32_data()) items.push_back(Value::of_int(v));
   } else {
-    return Value::unknown("'" + t.name + "' is not an integer constant");
+    return Value::unknown("'" + std::string(t.name) + "' is not an integer constant");
   }
   return Value::of_list(std::move(items));
 }
 
 Value tensor_record(const TensorFacts& t) {
   Value record = Value::of_record({});
-  record.set("name", Value::of_string(t.name));
+  record.set("name", Value::of_string(std::string(t.name)));
   record.set("present", Value::of_bool(!t.name.empty()));
   record.set("const", Value::of_bool(t.is_const));
   if (t.name.empty()) {
@@ -361,7 +369,7 @@ Value tensor_record(const TensorFacts& t) {
   if (t.type != nullptr && t.type->has_tensor_type() && t.type->tensor_type().elem_type() != 0) {
     record.set("dtype", Value::of_string(dtype_name(t.type->tensor_type().elem_type())));
   } else {
-    record.set("dtype", Value::unknown("type of '" + t.name + "' not known"));
+    record.set("dtype", Value::unknown("type of '" + std::string(t.name) + "' not known"));
   }
   Value rank;
   record.set("shape", shape_value(t.type, &rank));
@@ -506,7 +514,9 @@ bool pin_input_shapes(const onnx::GraphProto& graph, const FactOptions& options,
     }
     shape->clear_dim();
     for (int64_t d : pin.second) shape->add_dim()->set_dim_value(d);
-    pinned[pin.first] = &out.owned_types.emplace_back(std::move(type));
+    auto* owned = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(out.arena.get());
+    *owned = std::move(type);
+    pinned[pin.first] = owned;
   }
   return true;
 }
@@ -541,7 +551,7 @@ Value model_record(const onnx::ModelProto& model, const ModelFacts& facts,
   for (const auto& n : facts.nodes) {
     if (n.graph_id != 0) continue;
     for (const auto& o : n.outputs) {
-      if (o.type != nullptr && output_names.count(o.name) != 0) produced[o.name] = o.type;
+      if (o.type != nullptr && output_names.count(o.name) != 0) produced[std::string(o.name)] = o.type;
     }
   }
   Value outputs = io_list(graph.output(), {}, produced);
@@ -581,7 +591,7 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   out.nodes.clear();
   out.notes.clear();
   out.unanalysed_functions.clear();
-  out.owned_types.clear();
+  out.arena = std::make_unique<google::protobuf::Arena>();
   const onnx::ModelProto& model = *loaded.model;
   std::map<std::string, const onnx::TypeProto*> pinned;
   if (!pin_input_shapes(model.graph(), options, out, pinned, error)) return false;

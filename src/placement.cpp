@@ -61,14 +61,14 @@ size_t count_cpu_islands(const ModelFacts& facts, const std::vector<Placement>& 
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     if (placement[i] != Placement::Cpu) continue;
     for (const auto& o : facts.nodes[i].outputs) {
-      if (!o.name.empty()) producer[std::to_string(facts.nodes[i].graph_id) + '\n' + o.name] = i;
+      if (!o.name.empty()) producer[std::to_string(facts.nodes[i].graph_id) + '\n' + std::string(o.name)] = i;
     }
   }
   if (producer.empty()) return 0;
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     if (placement[i] != Placement::Cpu) continue;
     for (const auto& in : facts.nodes[i].inputs) {
-      auto it = producer.find(std::to_string(facts.nodes[i].graph_id) + '\n' + in.name);
+      auto it = producer.find(std::to_string(facts.nodes[i].graph_id) + '\n' + std::string(in.name));
       if (it != producer.end()) sets.unite(i, it->second);
     }
   }

@@ -7,10 +7,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bpulint/model_loader.h"
@@ -19,7 +20,7 @@
 namespace bpulint {
 
 struct TensorFacts {
-  std::string name;                       // "" = omitted optional input
+  std::string_view name;                  // "" = omitted optional input; views the ModelProto
   const onnx::TypeProto* type = nullptr;  // nullptr = nothing known
   bool is_const = false;                  // initializer or Constant output
   const onnx::TensorProto* data = nullptr;  // inline constant data, when small enough to be kept inline
@@ -57,7 +58,9 @@ struct ModelFacts {
   std::vector<std::string> notes;     // model-level notes (opset too new, inference issues)
   int64_t default_opset = 0;
   std::vector<std::string> unanalysed_functions;  // model-local functions, "domain.name (N nodes)"
-  std::deque<onnx::TypeProto> owned_types;        // inferred and pinned types, stable addresses
+  // Inferred and pinned types live on an arena: one allocation per block,
+  // not per message, and stable addresses for the pointers above.
+  std::unique_ptr<google::protobuf::Arena> arena;
 };
 
 // Highest default-domain opset the linked ONNX library has schemas for.
