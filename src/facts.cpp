@@ -21,8 +21,62 @@ struct ValueFacts {
   bool is_const = false;
   const onnx::TensorProto* data = nullptr;  // small constant data shape inference may read (Reshape's shape)
 };
-// Keys view names owned by the ModelProto, which outlives the walk: no copies.
-using Scope = std::unordered_map<std::string_view, ValueFacts>;
+// Value name -> facts for one graph. Open addressing in one array: this is
+// the hottest lookup of fact extraction (every node input and output), and a
+// node-per-entry hash map spends its time on cache misses. Keys view names
+// owned by the ModelProto, which outlives the walk.
+class Scope {
+ public:
+  explicit Scope(size_t expected) {
+    size_t capacity = 16;
+    while (capacity < expected * 2) capacity <<= 1;
+    slots_.resize(capacity);
+  }
+
+  const ValueFacts* find(std::string_view key) const {
+    const size_t h = std::hash<std::string_view>{}(key);
+    for (size_t i = h & mask();; i = (i + 1) & mask()) {
+      const Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.hash == h && s.key == key) return &s.value;
+    }
+  }
+
+  // Inserts on first use. May grow, which moves entries: callers do not keep
+  // pointers across an insertion.
+  ValueFacts& operator[](std::string_view key) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    const size_t h = std::hash<std::string_view>{}(key);
+    for (size_t i = h & mask();; i = (i + 1) & mask()) {
+      Slot& s = slots_[i];
+      if (!s.used) {
+        s = Slot{h, key, ValueFacts{}, true};
+        ++size_;
+        return s.value;
+      }
+      if (s.hash == h && s.key == key) return s.value;
+    }
+  }
+
+ private:
+  struct Slot {
+    size_t hash = 0;
+    std::string_view key;
+    ValueFacts value;
+    bool used = false;
+  };
+  size_t mask() const { return slots_.size() - 1; }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    size_ = 0;
+    for (const Slot& s : old) {
+      if (s.used) (*this)[s.key] = s.value;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
 
 // Subgraphs see the values of every enclosing graph; a chain of scopes avoids
 // copying the outer graph's (possibly huge) table for each subgraph.
@@ -31,8 +85,7 @@ struct ScopeChain {
   const ScopeChain* parent;
   const ValueFacts* find(std::string_view name) const {
     for (const ScopeChain* s = this; s != nullptr; s = s->parent) {
-      auto it = s->local->find(name);
-      if (it != s->local->end()) return &it->second;
+      if (const ValueFacts* v = s->local->find(name)) return v;
     }
     return nullptr;
   }
@@ -110,8 +163,9 @@ class Walker {
                            path + " are not analysed");
       return;
     }
-    Scope scope;
-    scope.reserve(static_cast<size_t>(graph.node_size() * 2 + graph.initializer_size() + graph.input_size()));
+    size_t values = static_cast<size_t>(graph.initializer_size() + graph.input_size());
+    for (const auto& node : graph.node()) values += static_cast<size_t>(node.output_size());
+    Scope scope(values);
     for (const auto& vi : graph.input()) {
       auto pin = pinned.find(vi.name());
       scope[vi.name()].type = pin != pinned.end() ? pin->second : &vi.type();
