@@ -30,52 +30,57 @@ class Scope {
   explicit Scope(size_t expected) {
     size_t capacity = 16;
     while (capacity < expected * 2) capacity <<= 1;
-    slots_.resize(capacity);
+    slots_.assign(capacity, 0);
+    entries_.reserve(expected);
   }
 
   const ValueFacts* find(std::string_view key) const {
     const size_t h = std::hash<std::string_view>{}(key);
     for (size_t i = h & mask();; i = (i + 1) & mask()) {
-      const Slot& s = slots_[i];
-      if (!s.used) return nullptr;
-      if (s.hash == h && s.key == key) return &s.value;
+      const uint64_t slot = slots_[i];
+      if (slot == 0) return nullptr;
+      const Entry& e = entries_[static_cast<uint32_t>(slot) - 1];
+      if ((slot >> 32) == tag(h) && e.key == key) return &e.value;
     }
   }
 
   // Inserts on first use. May grow, which moves entries: callers do not keep
   // pointers across an insertion.
   ValueFacts& operator[](std::string_view key) {
-    if ((size_ + 1) * 2 > slots_.size()) grow();
+    if ((entries_.size() + 1) * 2 > slots_.size()) grow();
     const size_t h = std::hash<std::string_view>{}(key);
     for (size_t i = h & mask();; i = (i + 1) & mask()) {
-      Slot& s = slots_[i];
-      if (!s.used) {
-        s = Slot{h, key, ValueFacts{}, true};
-        ++size_;
-        return s.value;
+      const uint64_t slot = slots_[i];
+      if (slot == 0) {
+        entries_.push_back({key, ValueFacts{}});
+        slots_[i] = (tag(h) << 32) | entries_.size();
+        return entries_.back().value;
       }
-      if (s.hash == h && s.key == key) return s.value;
+      Entry& e = entries_[static_cast<uint32_t>(slot) - 1];
+      if ((slot >> 32) == tag(h) && e.key == key) return e.value;
     }
   }
 
  private:
-  struct Slot {
-    size_t hash = 0;
+  // Slots are 8 bytes (32-bit hash tag, 1-based entry index), so the table
+  // stays small and cache-friendly; entries are dense in insertion order.
+  struct Entry {
     std::string_view key;
     ValueFacts value;
-    bool used = false;
   };
+  static uint64_t tag(size_t h) { return static_cast<uint64_t>(h >> 32) & 0xffffffffu; }
   size_t mask() const { return slots_.size() - 1; }
   void grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    size_ = 0;
-    for (const Slot& s : old) {
-      if (s.used) (*this)[s.key] = s.value;
+    slots_.assign(slots_.size() * 2, 0);
+    for (size_t k = 0; k < entries_.size(); ++k) {
+      const size_t h = std::hash<std::string_view>{}(entries_[k].key);
+      size_t i = h & mask();
+      while (slots_[i] != 0) i = (i + 1) & mask();
+      slots_[i] = (tag(h) << 32) | (k + 1);
     }
   }
-  std::vector<Slot> slots_;
-  size_t size_ = 0;
+  std::vector<uint64_t> slots_;
+  std::vector<Entry> entries_;
 };
 
 // Subgraphs see the values of every enclosing graph; a chain of scopes avoids
@@ -291,8 +296,8 @@ class Walker {
 
   // Default-domain ops whose single output has exactly input 0's type and shape
   // (their ONNX inference is propagateShapeAndTypeFromFirstInput).
-  bool keeps_input_type(const std::string& op) const {
-    static const std::set<std::string> kOps = {
+  bool keeps_input_type(std::string_view op) const {
+    static const std::unordered_set<std::string_view> kOps = {
         "Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish",
         "Softplus", "Softsign", "ThresholdedRelu", "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor",
         "Ceil", "Round", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
