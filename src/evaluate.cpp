@@ -23,16 +23,21 @@ struct RuleIndex {
   std::unordered_map<std::string, std::vector<const Rule*>> by_op;
   std::vector<const Rule*> any_op;
   std::vector<const Rule*> model;
-  // Facts the rules of an op key (plus the any-op rules) read.
-  std::unordered_map<std::string, std::set<std::string>> facts_by_op;
-  std::set<std::string> any_op_facts;
+  // Facts the rules of an op type (plus the any-op rules) read.
+  std::unordered_map<std::string, FactSelection> facts_by_op;
+  FactSelection any_op_facts;
+  // The platform's op classes, hashed once.
+  std::unordered_map<std::string, const OpPlacement*> op_classes;
 
-  const std::set<std::string>& facts_for(const std::string& key) const {
-    auto it = facts_by_op.find(key);
+  const FactSelection& facts_for(const std::string& op) const {
+    auto it = facts_by_op.find(op);
     return it == facts_by_op.end() ? any_op_facts : it->second;
   }
 
   explicit RuleIndex(const Platform& p) {
+    for (const auto& kv : p.ops) op_classes[kv.first] = &kv.second;
+    std::unordered_map<std::string, std::set<std::string>> names_by_op;
+    std::set<std::string> any_op_names;
     for (const auto& r : p.rules) {
       if (r.scope == RuleScope::Model) {
         model.push_back(&r);
@@ -41,14 +46,18 @@ struct RuleIndex {
       for (const auto& op : r.ops) {
         if (op == "*") {
           any_op.push_back(&r);
-          any_op_facts.insert(r.facts_used.begin(), r.facts_used.end());
+          any_op_names.insert(r.facts_used.begin(), r.facts_used.end());
         } else {
           by_op[op].push_back(&r);
-          facts_by_op[op].insert(r.facts_used.begin(), r.facts_used.end());
+          names_by_op[op].insert(r.facts_used.begin(), r.facts_used.end());
         }
       }
     }
-    for (auto& kv : facts_by_op) kv.second.insert(any_op_facts.begin(), any_op_facts.end());
+    any_op_facts = FactSelection::of(any_op_names);
+    for (auto& kv : names_by_op) {
+      kv.second.insert(any_op_names.begin(), any_op_names.end());
+      facts_by_op[kv.first] = FactSelection::of(kv.second);
+    }
   }
 };
 
@@ -94,17 +103,18 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
   const size_t first = out.size();
   std::string op_class = "unknown";
   if (n.domain.empty()) {
-    auto cls = platform.ops.find(n.op_type);
-    if (cls != platform.ops.end()) op_class = op_class_name(cls->second.op_class);
-    if (cls == platform.ops.end()) {
+    auto found = index_of.op_classes.find(n.op_type);
+    const OpPlacement* cls = found == index_of.op_classes.end() ? nullptr : found->second;
+    if (cls != nullptr) op_class = op_class_name(cls->op_class);
+    if (cls == nullptr) {
       out.push_back({&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
                      "cannot verify " + n.op_type + ": the op is not classified for " + platform.name +
                          ", so its placement is unknown",
                      index, {}, {}});
-    } else if (cls->second.op_class == OpClass::Cpu) {
+    } else if (cls->op_class == OpClass::Cpu) {
       out.push_back({&builtin_rule(builtin::kOpRunsOnCpu), Severity::Error, Outcome::Fail,
                      n.op_type + " has no BPU implementation on " + platform.name + " and runs on the CPU" +
-                         (cls->second.note.empty() ? "" : " (" + cls->second.note + ")"),
+                         (cls->note.empty() ? "" : " (" + cls->note + ")"),
                      index, {}, {}});
     }
   } else {
@@ -116,7 +126,7 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
   const bool has_op_rules = it != index_of.by_op.end();
   if (has_op_rules || !index_of.any_op.empty()) {
     // Built per node with only the facts its rules read, dropped after: memory stays flat.
-    const Value record = node_record(n, op_class, &index_of.facts_for(n.op_type));
+    const Value record = node_record(n, op_class, index_of.facts_for(n.op_type));
     if (has_op_rules) {
       for (const Rule* r : it->second) {
         if (r->domain == n.domain) check(*r, record, index, out);

@@ -691,36 +691,47 @@ const std::set<std::string>& reserved_node_facts() {
   return names;
 }
 
-Value node_record(const NodeFacts& n, const std::string& op_class, const std::set<std::string>* only) {
-  static const std::set<std::string> kConvLike = {"Conv", "ConvTranspose", "ConvInteger", "MaxPool", "AveragePool", "LpPool"};
-  auto wanted = [only](const std::string& name) { return only == nullptr || only->count(name) > 0; };
+FactSelection FactSelection::of(const std::set<std::string>& names) {
+  FactSelection f;
+  f.op = names.count("op") > 0;
+  f.domain = names.count("domain") > 0;
+  f.opset = names.count("opset") > 0;
+  f.name = names.count("name") > 0;
+  f.op_class = names.count("op_class") > 0;
+  f.max_rank = names.count("max_rank") > 0;
+  f.input = names.count("input") > 0;
+  f.output = names.count("output") > 0;
+  f.attributes = false;
+  for (const auto& n : names) f.attributes = f.attributes || reserved_node_facts().count(n) == 0;
+  return f;
+}
+
+Value node_record(const NodeFacts& n, const std::string& op_class, const FactSelection& select) {
+  static const std::unordered_set<std::string_view> kConvLike = {"Conv",    "ConvTranspose", "ConvInteger",
+                                                                 "MaxPool", "AveragePool",   "LpPool"};
   // Conv-like defaults read the weight shape, so their attributes need the inputs.
   const bool conv_like = n.domain.empty() && kConvLike.count(n.op_type) > 0;
-  bool attributes_wanted = only == nullptr;
-  if (only != nullptr) {
-    for (const auto& f : *only) attributes_wanted = attributes_wanted || reserved_node_facts().count(f) == 0;
-  }
 
   Value rec = Value::of_record({});
-  if (wanted("op")) rec.set("op", Value::of_string(n.op_type));
-  if (wanted("domain")) rec.set("domain", Value::of_string(n.domain));
-  if (wanted("opset") || attributes_wanted) rec.set("opset", Value::of_int(n.opset));
-  if (wanted("name")) rec.set("name", Value::of_string(n.name));
-  if (wanted("op_class")) rec.set("op_class", Value::of_string(op_class));
-  if (wanted("max_rank")) rec.set("max_rank", max_rank(n));
-  if (wanted("input") || (conv_like && attributes_wanted)) {
+  if (select.op) rec.set("op", Value::of_string(n.op_type));
+  if (select.domain) rec.set("domain", Value::of_string(n.domain));
+  if (select.opset || select.attributes) rec.set("opset", Value::of_int(n.opset));
+  if (select.name) rec.set("name", Value::of_string(n.name));
+  if (select.op_class) rec.set("op_class", Value::of_string(op_class));
+  if (select.max_rank) rec.set("max_rank", max_rank(n));
+  if (select.input || (conv_like && select.attributes)) {
     std::vector<Value> ins;
     ins.reserve(n.inputs.size());
     for (const auto& t : n.inputs) ins.push_back(tensor_record(t));
     rec.set("input", Value::of_list(std::move(ins)));
   }
-  if (wanted("output")) {
+  if (select.output) {
     std::vector<Value> outs;
     outs.reserve(n.outputs.size());
     for (const auto& t : n.outputs) outs.push_back(tensor_record(t));
     rec.set("output", Value::of_list(std::move(outs)));
   }
-  if (!attributes_wanted) return rec;
+  if (!select.attributes) return rec;
 
   // Schema defaults first, then what the node says.
   const onnx::OpSchema* schema =

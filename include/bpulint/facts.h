@@ -74,9 +74,17 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
 // {op, domain, opset, name, op_class, <attributes with ONNX defaults resolved>, input: [...], output: [...],
 // max_rank} where each tensor is {name, present, dtype, shape, rank, const, value}; `value` is the data
 // of a small integer constant (axes, shapes), unknown otherwise. Attributes never shadow these names.
-// `only`, when given, names the root facts wanted (a rule's facts_used): the
-// rest are left out, which keeps evaluation of big graphs cheap.
-Value node_record(const NodeFacts& node, const std::string& op_class, const std::set<std::string>* only = nullptr);
+// Which root facts to build. Rules name the facts they read (Rule::facts_used);
+// building only those keeps evaluation of big graphs cheap.
+struct FactSelection {
+  bool op = true, domain = true, opset = true, name = true, op_class = true;
+  bool max_rank = true, input = true, output = true, attributes = true;
+  static FactSelection all() { return {}; }
+  static FactSelection of(const std::set<std::string>& names);
+};
+
+Value node_record(const NodeFacts& node, const std::string& op_class,
+                  const FactSelection& select = FactSelection::all());
 
 // The root facts node_record always provides (everything else is an attribute).
 const std::set<std::string>& reserved_node_facts();
