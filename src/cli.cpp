@@ -9,7 +9,9 @@
 
 #include "bpulint/builtin_rules.h"
 #include "bpulint/fix_catalog.h"
+#include "bpulint/fix_apply.h"
 #include "bpulint/lint.h"
+#include "bpulint/model_writer.h"
 #include "bpulint/render_text.h"
 
 namespace bpulint {
@@ -153,14 +155,46 @@ int cmd_explain(const RuleDatabase& db, const std::string& id) {
   return kExitClean;
 }
 
-int cmd_lint(const std::vector<std::string>& models, const Platform& platform, const FactOptions& facts,
-             const TextOptions& text, bool exit_zero) {
+struct LintOptions {
+  FactOptions facts;
+  TextOptions text;
+  bool exit_zero = false;
+  bool fix = false;
+  std::string fix_strategy = "auto";
+  std::string fixed_model;  // only with one model
+};
+
+// --fix for one model: rewrite, prove, write, then lint the written model.
+// Returns the report whose errors decide the exit code.
+std::unique_ptr<ModelReport> fix_model(const ModelReport& report, const Platform& platform, const LintOptions& o,
+                                       bool& broken) {
+  if (report.fix_plans.empty()) {
+    std::cout << report.path << ": nothing to fix\n";
+    return nullptr;
+  }
+  const std::string out = o.fixed_model.empty() ? default_fixed_path(report.path) : o.fixed_model;
+  const FixRun run = apply_fixes(report, report.fix_plans, o.fix_strategy, out);
+  render_fix_run(std::cout, report, run, o.text);
+  if (!run.error.empty()) broken = true;
+  if (!run.written) return nullptr;
+  auto fixed = std::make_unique<ModelReport>(lint_model(out, platform, o.facts));
+  if (!fixed->ok) {
+    std::cerr << out << ": error: " << fixed->error << "\n";
+    broken = true;
+    return nullptr;
+  }
+  std::cout << "re-lint of " << out << ":\n";
+  render_text(std::cout, *fixed, platform, o.text);
+  return fixed;
+}
+
+int cmd_lint(const std::vector<std::string>& models, const Platform& platform, const LintOptions& o) {
   bool broken = false;
   bool findings = false;
-  std::unique_ptr<ModelReport> report;
+  std::unique_ptr<ModelReport> report, fixed;
   for (const auto& path : models) {
     try {
-      report = std::make_unique<ModelReport>(lint_model(path, platform, facts));
+      report = std::make_unique<ModelReport>(lint_model(path, platform, o.facts));
     } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
       report = std::make_unique<ModelReport>();
       report->error = std::string("internal error: ") + e.what();
@@ -170,15 +204,21 @@ int cmd_lint(const std::vector<std::string>& models, const Platform& platform, c
       broken = true;
       continue;
     }
-    render_text(std::cout, *report, platform, text);
-    if (report->summary.errors > 0) findings = true;
+    render_text(std::cout, *report, platform, o.text);
+    const ModelReport* verdict = report.get();
+    if (o.fix) {
+      fixed = fix_model(*report, platform, o, broken);
+      if (fixed) verdict = fixed.get();
+    }
+    if (verdict->summary.errors > 0) findings = true;
   }
   std::cout.flush();
   // Tearing down a 100k-node model costs a third of the run; the process is
-  // about to exit, so the last report is left for the OS to reclaim.
+  // about to exit, so the last reports are left for the OS to reclaim.
   (void)report.release();
+  (void)fixed.release();
   if (broken) return kExitError;
-  return findings && !exit_zero ? kExitFindings : kExitClean;
+  return findings && !o.exit_zero ? kExitFindings : kExitClean;
 }
 
 }  // namespace
@@ -193,7 +233,7 @@ int run_cli(int argc, char** argv) {
   std::string color = "auto";
   std::string rules_dir;
   std::vector<std::string> input_shapes;
-  bool exit_zero = false;
+  LintOptions lint;
 
   app.add_option("models", models, "ONNX model files");
   app.add_option("-p,--platform", platform_name, "Platform name or march (default j6p; see: bpu-lint platforms)");
@@ -202,7 +242,11 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--input-shape", input_shapes, "Pin a dynamic input: NAME=1x128x2x6x6 (repeatable)")
       ->allow_extra_args(false);
-  app.add_flag("--exit-zero", exit_zero, "Exit 0 even when errors are found (2 still means broken input)");
+  app.add_flag("--exit-zero", lint.exit_zero, "Exit 0 even when errors are found (2 still means broken input)");
+  app.add_flag("--fix", lint.fix, "Apply the fixes (rewrite, prove numerically, write, re-lint)");
+  app.add_option("--fix-strategy", lint.fix_strategy, "auto (each node's recommended fix) or a fix id")
+      ->check(CLI::IsMember({"auto", "convtranspose2d", "conv3d-1x1x1"}));
+  app.add_option("--fixed-model", lint.fixed_model, "Where --fix writes (default: <stem>.fixed.onnx beside the input)");
   app.add_option("--rules-dir", rules_dir, "Load rule files from this folder instead of the built-in database");
 
   auto* rules_cmd = app.add_subcommand("rules", "List a platform's rules and op classes");
@@ -248,10 +292,14 @@ int run_cli(int argc, char** argv) {
     }
   }
   facts.ignore_missing_inputs = models.size() > 1;
-  TextOptions text;
-  text.color = use_color(color);
-  text.concise = format == "concise";
-  return cmd_lint(models, *platform, facts, text, exit_zero);
+  if (!lint.fixed_model.empty() && (!lint.fix || models.size() != 1)) {
+    std::cerr << "bpu-lint: --fixed-model needs --fix and exactly one model\n";
+    return kExitError;
+  }
+  lint.facts = facts;
+  lint.text.color = use_color(color);
+  lint.text.concise = format == "concise";
+  return cmd_lint(models, *platform, lint);
 }
 
 }  // namespace bpulint

@@ -16,8 +16,16 @@ ModelReport lint_model(const std::string& path, const Platform& platform, const 
   r.diagnostics = evaluate(r.facts, platform);
   r.placement = place_nodes(r.facts, platform, r.diagnostics);
   r.summary = summarize(r.facts, r.placement, r.diagnostics);
+  r.fix_plans = plan_fixes(r.facts, r.diagnostics, platform);
   r.ok = true;
   return r;
+}
+
+const NodeFixPlan* ModelReport::plan_for(long node) const {
+  for (const auto& p : fix_plans) {
+    if (p.node == node) return &p;
+  }
+  return nullptr;
 }
 
 }  // namespace bpulint

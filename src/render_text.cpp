@@ -1,5 +1,7 @@
 #include "bpulint/render_text.h"
 
+#include <cstdio>
+#include <set>
 #include <sstream>
 
 namespace bpulint {
@@ -32,13 +34,73 @@ std::string facts_text(const Trace& trace) {
   return out;
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
+// 1234567 -> "1.2M": costs are for comparing fixes, not for accounting.
+std::string human(int64_t v) {
+  if (v < 0) return "?";
+  char buf[32];
+  if (v >= 1000000000) std::snprintf(buf, sizeof buf, "%.1fG", static_cast<double>(v) / 1e9);
+  else if (v >= 1000000) std::snprintf(buf, sizeof buf, "%.1fM", static_cast<double>(v) / 1e6);
+  else if (v >= 10000) std::snprintf(buf, sizeof buf, "%.1fk", static_cast<double>(v) / 1e3);
+  else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  return buf;
+}
+
+std::string human_bytes(int64_t v) {
+  if (v < 0) return "?";
+  char buf[32];
+  if (v >= (1 << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(v) / (1 << 20));
+  else std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(v) / 1024);
+  return buf;
+}
+
+void render_plan(std::ostream& out, const NodeFixPlan& plan, const Palette& p) {
+  out << "    fixes (bpu-lint --fix):\n";
+  for (const auto& o : plan.options) {
+    out << "      " << (o.recommended ? p.paint("* " + o.id, "1;32") : "- " + o.id);
+    if (!o.applicable) {
+      out << ": not applicable: " << o.why_not << "\n";
+      continue;
+    }
+    out << " (" << (o.recommended ? "recommended, " : "") << o.safety << "): " << cost_text(o.cost) << "\n";
+    for (const auto& v : o.new_violations) out << "        its nodes would break " << v << "\n";
+  }
 }
 
 }  // namespace
+
+std::string cost_text(const FixCost& c) {
+  return "intermediate channels " + human(c.intermediate_channels) + ", intermediate tensor " +
+         human(c.intermediate_elements) + " elements (" + human_bytes(c.intermediate_bytes) + "), " + human(c.macs) +
+         " MACs, Transpose moves " + human(c.moved_elements) + " elements, " + std::to_string(c.new_nodes) +
+         " nodes";
+}
+
+void render_fix_run(std::ostream& out, const ModelReport& r, const FixRun& run, const TextOptions& options) {
+  const Palette p{options.color};
+  for (const auto& res : run.results) {
+    const auto& n = r.facts.nodes[static_cast<size_t>(res.node)];
+    out << r.path << ": " << n.op_type << " '" << n.display_name << "': ";
+    if (res.applied) {
+      std::string shape;
+      for (int64_t d : res.verified_input_shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+      char err[32];
+      std::snprintf(err, sizeof err, "%g", res.max_abs_error);
+      out << p.paint("fixed", "1;32") << " with " << res.fix_id << "; proven on " << res.trials
+          << " random inputs " << shape << " (seed " << res.seed << "): max abs error " << err << "\n";
+    } else {
+      out << p.paint("not fixed", "1;33") << (res.fix_id.empty() ? "" : " (" + res.fix_id + ")") << ": " << res.reason
+          << "\n";
+    }
+  }
+  if (!run.error.empty()) {
+    out << r.path << ": " << p.severity(Severity::Error) << ": " << run.error << "\n";
+  } else if (run.written) {
+    out << r.path << ": fixed " << run.applied() << " of " << run.results.size() << " node"
+        << (run.results.size() == 1 ? "" : "s") << "; wrote " << run.output_path << "\n";
+  } else {
+    out << r.path << ": nothing was fixed; no file written\n";
+  }
+}
 
 std::string summary_line(const ModelReport& r) {
   const Summary& s = r.summary;
@@ -58,6 +120,7 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
     out << r.path << ": " << p.severity(Severity::Error) << ": " << r.error << "\n";
     return;
   }
+  std::set<long> planned;  // a node's fixes are shown once, under its first diagnostic
   for (const auto& d : r.diagnostics) {
     if (options.concise) {
       std::string loc = r.path;
@@ -79,7 +142,9 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
       }
       out << "\n";
     }
-    if (!d.fixes.empty()) out << "    fixes: " << join(d.fixes) << " (see: bpu-lint explain " << d.rule->id << ")\n";
+    if (d.node >= 0 && planned.insert(d.node).second) {
+      if (const NodeFixPlan* plan = r.plan_for(d.node)) render_plan(out, *plan, p);
+    }
   }
   out << p.paint(summary_line(r), "1") << "\n";
 }

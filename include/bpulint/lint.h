@@ -1,4 +1,4 @@
-// One model through the pipeline: load -> facts -> evaluate -> placement.
+// One model through the pipeline: load -> facts -> evaluate -> placement -> fix plans.
 #pragma once
 
 #include <memory>
@@ -7,6 +7,7 @@
 
 #include "bpulint/diagnostic.h"
 #include "bpulint/facts.h"
+#include "bpulint/fixes.h"
 #include "bpulint/model_loader.h"
 #include "bpulint/placement.h"
 #include "bpulint/rule_db.h"
@@ -22,6 +23,8 @@ struct ModelReport {
   std::vector<Diagnostic> diagnostics;
   std::vector<Placement> placement;
   Summary summary;
+  std::vector<NodeFixPlan> fix_plans;   // for nodes whose failing rules offer fixes
+  const NodeFixPlan* plan_for(long node) const;
 };
 
 ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options);

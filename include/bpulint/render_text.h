@@ -3,6 +3,7 @@
 
 #include <ostream>
 
+#include "bpulint/fix_apply.h"
 #include "bpulint/lint.h"
 
 namespace bpulint {
@@ -16,5 +17,11 @@ void render_text(std::ostream& out, const ModelReport& report, const Platform& p
 
 // "file: 13 nodes: 6 on BPU, ..." (the last line of a model's text output).
 std::string summary_line(const ModelReport& report);
+
+// What --fix did, node by node, and where the result went.
+void render_fix_run(std::ostream& out, const ModelReport& report, const FixRun& run, const TextOptions& options);
+
+// "intermediate channels 320, 5.6 MiB intermediate, 94.4M MACs, moves 2.6M elements"
+std::string cost_text(const FixCost& cost);
 
 }  // namespace bpulint

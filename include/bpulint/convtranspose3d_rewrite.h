@@ -1,0 +1,65 @@
+// The two exact ConvTranspose3d rewrites of the case study, as ONNX nodes:
+//   convtranspose2d: Transpose/Reshape + 2-D ConvTranspose + Reshape/Transpose/Reshape
+//                    (needs only the D axis non-overlapping)
+//   conv3d-1x1x1:    1x1x1 Conv + Reshape/Transpose/Reshape (needs every axis non-overlapping)
+// Pure construction: nothing here touches a model; fix_apply.cpp splices the
+// result in, and the proof runs it against the original node.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "bpulint/conv_params.h"
+#include "bpulint/fixes.h"
+
+namespace bpulint {
+
+namespace fix_id {
+constexpr const char* kConvTranspose2d = "convtranspose2d";
+constexpr const char* kConv3d1x1x1 = "conv3d-1x1x1";
+}  // namespace fix_id
+
+// Hands out names no other node, value or initializer of the model uses.
+class NameAllocator {
+ public:
+  static NameAllocator for_model(const onnx::ModelProto& model);
+  void reserve(const std::string& name) { used_.insert(name); }
+  // base, else base_2, base_3, ...
+  std::string fresh(const std::string& base);
+
+ private:
+  std::unordered_set<std::string> used_;
+};
+
+// Whether `fix` can rewrite a layer with these parameters; why not otherwise.
+bool fix_applies(const std::string& fix, const ConvTransposeParams& p, std::string& why_not);
+
+// Cost from shapes alone (see FixCost).
+FixCost predict_cost(const std::string& fix, const ConvTransposeParams& p);
+
+struct RewriteInputs {
+  const onnx::NodeProto* node = nullptr;
+  std::string label;                           // node name, or <OpType>_<index> when unnamed
+  const onnx::TensorProto* weight = nullptr;   // initializer
+  const onnx::TensorProto* bias = nullptr;     // initializer, or nullptr
+  ConvTransposeParams params;
+};
+
+struct Rewrite {
+  std::vector<onnx::NodeProto> nodes;          // in execution order; the last writes the original output
+  std::vector<onnx::TensorProto> initializers; // new weight, bias and Reshape shapes
+};
+
+// Reads an initializer's bytes (raw little-endian layout), wherever they live.
+using TensorBytesReader = std::function<bool(const onnx::TensorProto&, std::string& bytes, std::string& error)>;
+
+// Builds the rewrite. With a null reader the new weight/bias initializers carry
+// dims and type only (enough for shape inference and rule checks).
+bool build_rewrite(const std::string& fix, const RewriteInputs& in, NameAllocator& names,
+                   const TensorBytesReader* reader, Rewrite& out, std::string& error);
+
+}  // namespace bpulint

@@ -1,0 +1,39 @@
+// Fix-it engine, applying side: rewrites the chosen nodes on a copy of the
+// model, proves each rewrite numerically against the original node with the
+// reference kernels (a fix that cannot be proven is not applied), checks the
+// whole model with the ONNX checker and strict shape inference, and writes it
+// atomically.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bpulint/fixes.h"
+#include "bpulint/lint.h"
+
+namespace bpulint {
+
+struct FixResult {
+  long node = -1;
+  std::string fix_id;          // the fix tried, "" when none applied
+  bool applied = false;
+  std::string reason;          // why not applied
+  int trials = 0;              // random inputs compared
+  uint64_t seed = 0;
+  double max_abs_error = -1;   // over all trials
+  std::vector<int64_t> verified_input_shape;
+};
+
+struct FixRun {
+  std::vector<FixResult> results;
+  std::string output_path;
+  bool written = false;
+  std::string error;           // one line when the run failed as a whole (nothing written)
+  size_t applied() const;
+};
+
+// strategy: "auto" (each node's recommended fix) or a fix id.
+FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& plans, const std::string& strategy,
+                   const std::string& output_path);
+
+}  // namespace bpulint

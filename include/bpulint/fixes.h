@@ -1,0 +1,60 @@
+// Fix-it engine, planning side: which registered fix kinds apply to a node,
+// why not when they don't, what each would cost, and which one to recommend.
+// Data flows one way: diagnostics -> plan_fixes -> (apply_fixes) -> render.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bpulint/conv_params.h"
+#include "bpulint/diagnostic.h"
+#include "bpulint/facts.h"
+#include "bpulint/model_loader.h"
+#include "bpulint/rule_db.h"
+
+namespace bpulint {
+
+// Predicted cost of a rewrite, from shapes alone. -1 = unknown (dynamic batch
+// makes element counts per batch item: they are reported for N = 1).
+struct FixCost {
+  int64_t intermediate_channels = -1;  // channels of the widest new tensor: C_out*KD*KH*KW vs C_out*KD
+  int64_t intermediate_elements = -1;  // elements of that tensor (per batch item when N is dynamic)
+  int64_t intermediate_bytes = -1;     // at the node's element size
+  int64_t macs = -1;                   // multiply-accumulates of the new convolution
+  int64_t moved_elements = -1;         // elements moved by the new Transpose nodes (Reshape moves nothing)
+  int64_t new_nodes = 0;
+};
+
+struct FixOption {
+  std::string id;          // fix kind id (fix_catalog)
+  std::string title;
+  std::string safety;      // "safe" = exact rewrite
+  bool applicable = false;
+  std::string why_not;     // when !applicable
+  FixCost cost;
+  bool recommended = false;
+  // Errors the platform's rules raise on the replacement nodes themselves;
+  // a fix with any is never recommended.
+  std::vector<std::string> new_violations;
+};
+
+// The plan for one node: options ranked best first (applicable before not,
+// then by predicted cost), at most one recommended.
+struct NodeFixPlan {
+  long node = -1;
+  ConvTransposeParams params;
+  bool params_known = false;
+  std::vector<FixOption> options;
+  const FixOption* recommended() const;
+};
+
+// Plans fixes for every node with an error-level failure whose rule offers
+// fixes. Reads shapes and attributes only, never weight bytes.
+std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<Diagnostic>& diagnostics,
+                                    const Platform& platform);
+
+// The layer parameters of a ConvTranspose node, or false with the reason.
+bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& params, std::string& why_not);
+
+}  // namespace bpulint

@@ -1,0 +1,23 @@
+// Writing a model: atomically (temp file in the target folder, fsync, rename),
+// never over the input, with weights that the loader left on disk embedded
+// again from the source file.
+#pragma once
+
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "bpulint/model_loader.h"
+
+namespace bpulint {
+
+// `model` is consumed: its stripped payloads are filled in from `source`.
+// On failure nothing is left at `out_path` (nor any temp file) and `error` is
+// one line.
+bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, const std::string& out_path,
+                        std::string& error);
+
+// The default output for --fix: <dir>/<stem>.fixed.onnx beside the input.
+std::string default_fixed_path(const std::string& input_path);
+
+}  // namespace bpulint

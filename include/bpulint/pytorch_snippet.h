@@ -1,0 +1,78 @@
+// PyTorch-side replacements for ConvTranspose3d layers that the BPU cannot run.
+//
+// Teams that fix their PyTorch source instead of the exported ONNX file get a
+// drop-in nn.Module per fix kind. Each module is built FROM the original
+// nn.ConvTranspose3d (copying its weights), checks the fix's preconditions and
+// computes the same output; once exported, the graph holds the BPU-friendly ops
+// of the corresponding ONNX rewrite (see docs/convtranspose3d-rewrites.md).
+//
+//   fix id            Python class                       preconditions
+//   convtranspose2d   ConvTranspose3dAsConvTranspose2d   D axis non-overlapping: kernel D == stride D,
+//                                                        padding D 0, output_padding D 0, dilation D 1
+//   conv3d-1x1x1      ConvTranspose3dAsConv3d1x1x1       all axes non-overlapping: kernel == stride,
+//                                                        padding 0, output_padding 0, dilation 1
+//
+// The generated Python is plain text: it never executes anything at import
+// time beyond defining classes and one function, and module paths that come
+// from (untrusted) ONNX node names are validated before they are written into
+// code, so a crafted node name cannot inject Python.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bpulint/conv_params.h"
+
+namespace bpulint {
+
+// Python source of the replacement nn.Module class for a fix kind; "" for an
+// unknown id. The source assumes `import torch` and `from torch import nn`.
+std::string pytorch_module_source(const std::string& fix_id);
+
+// Name of that class ("ConvTranspose3dAsConvTranspose2d", ...); "" for an unknown id.
+std::string pytorch_module_class(const std::string& fix_id);
+
+// One layer of a snippet file. torch_path is the module's attribute path in the
+// model ("deblock_seg_v2.0"), usually from torch_module_path(); "" if unknown.
+struct SnippetLayer {
+  std::string fix_id;
+  ConvTransposeParams params;
+  std::string torch_path;
+};
+
+// A complete, runnable Python file: imports, each needed class once, and a
+// function `apply_bpu_lint_fixes(model)` holding one usage block per layer:
+//   # <path>: C_in=.., C_out=.., kernel=.., stride=.., padding=.., output_padding=.., dilation=.., groups=.., bias=..
+//   # <path>: nn.ConvTranspose3d(<the constructor call matching these parameters>)
+//   model.<path> = <Class>(model.<path>)        (numeric atoms become indexing: model.seq[0])
+// Notes are added as comments when the ONNX pads are asymmetric (PyTorch only
+// has symmetric padding: an equivalent padding/output_padding pair is given
+// when one exists, otherwise the constructor is marked "NOT an exact match"),
+// when the parameters do not meet the class's preconditions (its constructor
+// would raise ValueError), and when the module path is unknown (the assignment
+// is then left commented out). A layer whose fix id is unknown or whose kernel
+// is not 3-D gets a comment instead of a block; a repeated path is replaced once.
+std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers);
+
+// The same file for a single layer; "" when fix_id is unknown or the
+// parameters are not those of a 3-D ConvTranspose.
+std::string pytorch_snippet(const std::string& fix_id, const ConvTransposeParams& p, const std::string& torch_path);
+
+// ONNX node name -> PyTorch module path, following the TorchScript-based
+// torch.onnx exporter (torch >= 1.13), which names a node
+// "/<scope>/<scope>/.../<OpType>[_N]". Each scope is the module's qualified name
+// from its last non-numeric atom on ("deblock_seg_v2.0", "up", "blocks.0"), so
+// the full path is rebuilt by joining scopes, merging a scope that repeats its
+// parent's unqualified name:
+//   "/deblock_seg_v2/deblock_seg_v2.0/ConvTranspose" -> "deblock_seg_v2.0"
+//   "/enc/enc.2/enc.2.0/up/ConvTranspose"             -> "enc.2.0.up"
+// A numeric atom that torch de-duplicated because the module was called twice
+// ("seq.0_1") is restored ("seq.0"); a non-numeric one ("top_1") cannot be told
+// apart from a real name and is kept. Containers that are never called (a
+// ModuleDict holding a ModuleList) leave no scope, so such prefixes are lost.
+// Returns "" when the name does not look like an exported scope (older
+// exporters' "ConvTranspose_3", nodes at the top level, atoms with characters
+// other than [A-Za-z0-9_-]).
+std::string torch_module_path(const std::string& onnx_node_name);
+
+}  // namespace bpulint

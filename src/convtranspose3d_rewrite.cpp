@@ -1,0 +1,344 @@
+#include "bpulint/convtranspose3d_rewrite.h"
+
+#include <cstring>
+
+namespace bpulint {
+namespace {
+
+// Checked products: a cost that overflows is unknown, never wrong.
+int64_t mul(std::initializer_list<int64_t> factors) {
+  int64_t r = 1;
+  for (int64_t f : factors) {
+    if (f < 0 || __builtin_mul_overflow(r, f, &r)) return -1;
+  }
+  return r;
+}
+
+int64_t add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) ? -1 : r;
+}
+
+// Output size of one ConvTranspose axis (ONNX formula).
+int64_t out_size(const ConvTransposeParams& p, size_t axis) {
+  const size_t r = p.kernel.size();
+  const int64_t in = p.input_shape[2 + axis];
+  return p.strides[axis] * (in - 1) + p.output_padding[axis] + (p.kernel[axis] - 1) * p.dilations[axis] + 1 -
+         p.pads[axis] - p.pads[axis + r];
+}
+
+bool well_formed(const ConvTransposeParams& p, std::string& why_not) {
+  const size_t r = p.kernel.size();
+  if (r != 3) {
+    why_not = "not a 3-D ConvTranspose";
+    return false;
+  }
+  if (p.strides.size() != r || p.dilations.size() != r || p.output_padding.size() != r || p.pads.size() != 2 * r ||
+      p.input_shape.size() != r + 2) {
+    why_not = "attribute ranks do not match the kernel";
+    return false;
+  }
+  for (size_t i = 1; i < p.input_shape.size(); ++i) {
+    if (p.input_shape[i] <= 0) {
+      why_not = "input dim " + std::to_string(i) + " is not static (only the batch dim may be dynamic)";
+      return false;
+    }
+  }
+  if (p.group < 1 || p.c_in % p.group != 0 || p.c_out % p.group != 0 || p.input_shape[1] != p.c_in) {
+    why_not = "channels do not match the weight and group";
+    return false;
+  }
+  for (size_t a = 0; a < r; ++a) {
+    if (out_size(p, a) <= 0) {
+      why_not = "output size along axis " + std::to_string(a) + " is not positive";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool axis_non_overlapping(const ConvTransposeParams& p, size_t a, const char* axis, std::string& why_not) {
+  const size_t r = p.kernel.size();
+  std::string what;
+  if (p.kernel[a] != p.strides[a]) {
+    what = "kernel " + std::to_string(p.kernel[a]) + " != stride " + std::to_string(p.strides[a]);
+  } else if (p.pads[a] != 0 || p.pads[a + r] != 0) {
+    what = "padding " + std::to_string(p.pads[a]) + "/" + std::to_string(p.pads[a + r]);
+  } else if (p.output_padding[a] != 0) {
+    what = "output_padding " + std::to_string(p.output_padding[a]);
+  } else if (p.dilations[a] != 1) {
+    what = "dilation " + std::to_string(p.dilations[a]);
+  }
+  if (what.empty()) return true;
+  why_not = std::string(axis) + " axis overlaps (" + what + "); the rewrite needs kernel == stride, no padding, "
+            "no output_padding and dilation 1 on it";
+  return false;
+}
+
+onnx::AttributeProto ints_attr(const std::string& name, const std::vector<int64_t>& values) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a.add_ints(v);
+  return a;
+}
+
+onnx::AttributeProto int_attr(const std::string& name, int64_t value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(value);
+  return a;
+}
+
+onnx::TensorProto int64_tensor(const std::string& name, const std::vector<int64_t>& values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_dims(static_cast<int64_t>(values.size()));
+  std::string raw(values.size() * 8, '\0');
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto v = static_cast<uint64_t>(values[i]);
+    for (int b = 0; b < 8; ++b) raw[i * 8 + static_cast<size_t>(b)] = static_cast<char>((v >> (8 * b)) & 0xff);
+  }
+  t.set_raw_data(raw);
+  return t;
+}
+
+// A float32 tensor with dims; data only when given.
+onnx::TensorProto float_tensor(const std::string& name, const std::vector<int64_t>& dims, const std::string* raw) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t.add_dims(d);
+  if (raw != nullptr) t.set_raw_data(*raw);
+  return t;
+}
+
+onnx::NodeProto make_node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
+                          const std::string& output, const std::string& doc) {
+  onnx::NodeProto n;
+  n.set_op_type(op);
+  n.set_name(name);
+  for (auto& i : inputs) n.add_input(std::move(i));
+  n.add_output(output);
+  n.set_doc_string(doc);
+  return n;
+}
+
+// Each float repeated `times` times in place: b[c] -> b[c], b[c], ... (bias of the wider layer).
+std::string repeat_each(const std::string& raw, int64_t times) {
+  std::string out;
+  out.reserve(raw.size() * static_cast<size_t>(times));
+  for (size_t i = 0; i + 4 <= raw.size(); i += 4) {
+    for (int64_t t = 0; t < times; ++t) out.append(raw, i, 4);
+  }
+  return out;
+}
+
+bool read_float(const TensorBytesReader& reader, const onnx::TensorProto& t, int64_t elements, std::string& bytes,
+                std::string& error) {
+  if (!reader(t, bytes, error)) return false;
+  if (static_cast<int64_t>(bytes.size()) != elements * 4) {
+    error = "initializer '" + t.name() + "' holds " + std::to_string(bytes.size()) + " bytes, expected " +
+            std::to_string(elements * 4);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+NameAllocator NameAllocator::for_model(const onnx::ModelProto& model) {
+  NameAllocator names;
+  std::function<void(const onnx::GraphProto&)> add_graph = [&](const onnx::GraphProto& g) {
+    for (const auto& v : g.input()) names.reserve(v.name());
+    for (const auto& v : g.output()) names.reserve(v.name());
+    for (const auto& v : g.value_info()) names.reserve(v.name());
+    for (const auto& t : g.initializer()) names.reserve(t.name());
+    for (const auto& t : g.sparse_initializer()) names.reserve(t.values().name());
+    for (const auto& n : g.node()) {
+      names.reserve(n.name());
+      for (const auto& i : n.input()) names.reserve(i);
+      for (const auto& o : n.output()) names.reserve(o);
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) add_graph(a.g());
+        for (const auto& sub : a.graphs()) add_graph(sub);
+      }
+    }
+  };
+  add_graph(model.graph());
+  for (const auto& f : model.functions()) {
+    for (const auto& n : f.node()) {
+      names.reserve(n.name());
+      for (const auto& o : n.output()) names.reserve(o);
+    }
+  }
+  return names;
+}
+
+std::string NameAllocator::fresh(const std::string& base) {
+  std::string candidate = base;
+  for (int k = 2; !used_.insert(candidate).second; ++k) candidate = base + "_" + std::to_string(k);
+  return candidate;
+}
+
+bool fix_applies(const std::string& fix, const ConvTransposeParams& p, std::string& why_not) {
+  if (!well_formed(p, why_not)) return false;
+  if (fix == fix_id::kConvTranspose2d) return axis_non_overlapping(p, 0, "D", why_not);
+  if (fix == fix_id::kConv3d1x1x1) {
+    return axis_non_overlapping(p, 0, "D", why_not) && axis_non_overlapping(p, 1, "H", why_not) &&
+           axis_non_overlapping(p, 2, "W", why_not);
+  }
+  why_not = "unknown fix '" + fix + "'";
+  return false;
+}
+
+FixCost predict_cost(const std::string& fix, const ConvTransposeParams& p) {
+  FixCost c;
+  std::string why;
+  if (!well_formed(p, why)) return c;
+  const int64_t n = p.input_shape[0] > 0 ? p.input_shape[0] : 1;
+  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
+  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  const int64_t ho = out_size(p, 1), wo = out_size(p, 2);
+  const int64_t cout_per_group = p.c_out / p.group, cin_per_group = p.c_in / p.group;
+  const int64_t input_elements = mul({n, p.c_in, d, h, w});
+  if (fix == fix_id::kConvTranspose2d) {
+    c.intermediate_channels = mul({p.c_out, kd});
+    c.intermediate_elements = mul({n, d, p.c_out, kd, ho, wo});
+    c.macs = mul({n, d, h, w, p.c_in, cout_per_group, kd, kh, kw});
+    // Two Transposes: the input in, the output out (same element count as the intermediate).
+    c.moved_elements = add(input_elements, c.intermediate_elements);
+    c.new_nodes = 6;
+  } else if (fix == fix_id::kConv3d1x1x1) {
+    c.intermediate_channels = mul({p.c_out, kd, kh, kw});
+    c.intermediate_elements = mul({n, p.c_out, kd, kh, kw, d, h, w});
+    c.macs = mul({n, d, h, w, cin_per_group, p.c_out, kd, kh, kw});
+    c.moved_elements = c.intermediate_elements;  // one 8-D Transpose of the whole output
+    c.new_nodes = 4;
+  }
+  c.intermediate_bytes = mul({c.intermediate_elements, 4});
+  return c;
+}
+
+bool build_rewrite(const std::string& fix, const RewriteInputs& in, NameAllocator& names,
+                   const TensorBytesReader* reader, Rewrite& out, std::string& error) {
+  const ConvTransposeParams& p = in.params;
+  if (!fix_applies(fix, p, error)) return false;
+  if (in.weight == nullptr || in.weight->data_type() != onnx::TensorProto::FLOAT ||
+      (p.has_bias && (in.bias == nullptr || in.bias->data_type() != onnx::TensorProto::FLOAT))) {
+    error = "weight and bias must be float32 initializers";
+    return false;
+  }
+  out = Rewrite{};
+  const std::string& x = in.node->input(0);
+  const std::string& y = in.node->output(0);
+  const std::string& label = in.label;
+  const std::string doc = "bpu-lint " + fix + " rewrite of ConvTranspose '" + label + "'";
+  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
+  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  const int64_t k = kd * kh * kw;
+  const int64_t cog = p.c_out / p.group, cig = p.c_in / p.group;
+  const int64_t weight_elements = p.c_in * cog * k;
+
+  auto node_name = [&](const std::string& step) { return names.fresh(label + "_fix_" + step); };
+  auto value_name = [&](const std::string& step) { return names.fresh(label + "_fix_" + step + "_out"); };
+  auto shape_input = [&](const std::string& step, const std::vector<int64_t>& dims) {
+    const std::string name = names.fresh(label + "_fix_shape_" + step);
+    out.initializers.push_back(int64_tensor(name, dims));
+    return name;
+  };
+
+  std::string bias_raw;
+  if (p.has_bias && reader != nullptr && !read_float(*reader, *in.bias, p.c_out, bias_raw, error)) return false;
+
+  if (fix == fix_id::kConvTranspose2d) {
+    const int64_t ho = out_size(p, 1), wo = out_size(p, 2);
+    const std::string t_in = value_name("transpose_in");
+    out.nodes.push_back(make_node("Transpose", node_name("transpose_in"), {x}, t_in, doc));
+    *out.nodes.back().add_attribute() = ints_attr("perm", {0, 2, 1, 3, 4});
+    const std::string r_in = value_name("reshape_in");
+    out.nodes.push_back(
+        make_node("Reshape", node_name("reshape_in"), {t_in, shape_input("reshape_in", {-1, p.c_in, h, w})}, r_in, doc));
+
+    // Same bytes, new dims: [Ci, Co/g, KD, KH, KW] read as [Ci, (Co/g)*KD, KH, KW].
+    // Copying the TensorProto keeps its data wherever it is (inline, or a
+    // reference into the source file that the writer resolves).
+    const std::string weight_name = names.fresh(in.weight->name() + "_fix_" + fix);
+    onnx::TensorProto weight2 = reader != nullptr ? *in.weight : float_tensor(weight_name, {}, nullptr);
+    weight2.set_name(weight_name);
+    weight2.clear_dims();
+    for (int64_t dim : {p.c_in, cog * kd, kh, kw}) weight2.add_dims(dim);
+    std::vector<std::string> conv_inputs = {r_in, weight2.name()};
+    out.initializers.push_back(std::move(weight2));
+    if (p.has_bias) {
+      const std::string raw = reader ? repeat_each(bias_raw, kd) : std::string();
+      out.initializers.push_back(
+          float_tensor(names.fresh(in.bias->name() + "_fix_" + fix), {p.c_out * kd}, reader ? &raw : nullptr));
+      conv_inputs.push_back(out.initializers.back().name());
+    }
+    const std::string conv_out = value_name("convtranspose2d");
+    out.nodes.push_back(make_node("ConvTranspose", node_name("convtranspose2d"), conv_inputs, conv_out, doc));
+    auto& ct = out.nodes.back();
+    *ct.add_attribute() = ints_attr("kernel_shape", {kh, kw});
+    *ct.add_attribute() = ints_attr("strides", {p.strides[1], p.strides[2]});
+    *ct.add_attribute() = ints_attr("pads", {p.pads[1], p.pads[2], p.pads[4], p.pads[5]});
+    *ct.add_attribute() = ints_attr("output_padding", {p.output_padding[1], p.output_padding[2]});
+    *ct.add_attribute() = ints_attr("dilations", {p.dilations[1], p.dilations[2]});
+    *ct.add_attribute() = int_attr("group", p.group);
+
+    const std::string r_mid = value_name("reshape_mid");
+    out.nodes.push_back(make_node("Reshape", node_name("reshape_mid"),
+                                  {conv_out, shape_input("reshape_mid", {-1, d, p.c_out, kd, ho, wo})}, r_mid, doc));
+    const std::string t_out = value_name("transpose_out");
+    out.nodes.push_back(make_node("Transpose", node_name("transpose_out"), {r_mid}, t_out, doc));
+    *out.nodes.back().add_attribute() = ints_attr("perm", {0, 2, 1, 3, 4, 5});
+    out.nodes.push_back(make_node("Reshape", node_name("reshape_out"),
+                                  {t_out, shape_input("reshape_out", {-1, p.c_out, d * kd, ho, wo})}, y, doc));
+    return true;
+  }
+
+  // conv3d-1x1x1: weight [Ci, Co/g, K] per group -> [Co*K, Ci/g, 1, 1, 1].
+  std::string conv_raw;
+  if (reader != nullptr) {
+    std::string raw;
+    if (!read_float(*reader, *in.weight, weight_elements, raw, error)) return false;
+    conv_raw.assign(raw.size(), '\0');
+    for (int64_t j = 0; j < p.group; ++j) {
+      for (int64_t ci = 0; ci < cig; ++ci) {
+        for (int64_t co = 0; co < cog; ++co) {
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const int64_t src = (((j * cig + ci) * cog + co) * k + kk);
+            const int64_t dst = (((j * cog + co) * k + kk) * cig + ci);
+            std::memcpy(&conv_raw[static_cast<size_t>(dst) * 4], &raw[static_cast<size_t>(src) * 4], 4);
+          }
+        }
+      }
+    }
+  }
+  const std::string weight_name = names.fresh(in.weight->name() + "_fix_" + fix);
+  out.initializers.push_back(float_tensor(weight_name, {p.c_out * k, cig, 1, 1, 1}, reader ? &conv_raw : nullptr));
+  std::vector<std::string> conv_inputs = {x, weight_name};
+  if (p.has_bias) {
+    const std::string raw = reader ? repeat_each(bias_raw, k) : std::string();
+    out.initializers.push_back(
+        float_tensor(names.fresh(in.bias->name() + "_fix_" + fix), {p.c_out * k}, reader ? &raw : nullptr));
+    conv_inputs.push_back(out.initializers.back().name());
+  }
+  const std::string conv_out = value_name("conv1x1x1");
+  out.nodes.push_back(make_node("Conv", node_name("conv1x1x1"), conv_inputs, conv_out, doc));
+  *out.nodes.back().add_attribute() = ints_attr("kernel_shape", {1, 1, 1});
+  *out.nodes.back().add_attribute() = int_attr("group", p.group);
+  const std::string r_mid = value_name("reshape_mid");
+  out.nodes.push_back(make_node("Reshape", node_name("reshape_mid"),
+                                {conv_out, shape_input("reshape_mid", {-1, p.c_out, kd, kh, kw, d, h, w})}, r_mid, doc));
+  const std::string t_out = value_name("transpose_out");
+  out.nodes.push_back(make_node("Transpose", node_name("transpose_out"), {r_mid}, t_out, doc));
+  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 1, 5, 2, 6, 3, 7, 4});
+  out.nodes.push_back(make_node("Reshape", node_name("reshape_out"),
+                                {t_out, shape_input("reshape_out", {-1, p.c_out, d * kd, h * kh, w * kw})}, y, doc));
+  return true;
+}
+
+}  // namespace bpulint

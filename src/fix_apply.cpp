@@ -1,0 +1,348 @@
+#include "bpulint/fix_apply.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <unordered_map>
+#include <map>
+#include <set>
+
+#include "bpulint/convtranspose3d_rewrite.h"
+#include "bpulint/model_writer.h"
+#include "bpulint/reference_kernels.h"
+
+namespace bpulint {
+namespace {
+
+constexpr int kTrials = 2;
+constexpr int kMaxGraphDepth = 64;  // as the facts walk: the same nodes, in the same order
+
+// Where a node of the facts lives in the mutable copy of the model.
+struct NodeSlot {
+  onnx::GraphProto* graph = nullptr;
+  int index = 0;
+  std::vector<onnx::GraphProto*> scopes;  // this graph, then its enclosing graphs
+};
+
+// Pre-order over graphs and subgraphs, exactly like the facts walker, so
+// slot k is ModelFacts::nodes[k].
+void collect_slots(onnx::GraphProto* g, std::vector<onnx::GraphProto*> scopes, int depth,
+                   std::vector<NodeSlot>& out) {
+  if (depth > kMaxGraphDepth) return;
+  scopes.insert(scopes.begin(), g);
+  for (int i = 0; i < g->node_size(); ++i) {
+    out.push_back({g, i, scopes});
+    auto* node = g->mutable_node(i);
+    for (auto& attr : *node->mutable_attribute()) {
+      if (attr.type() == onnx::AttributeProto::GRAPH) collect_slots(attr.mutable_g(), scopes, depth + 1, out);
+      if (attr.type() == onnx::AttributeProto::GRAPHS) {
+        for (auto& sub : *attr.mutable_graphs()) collect_slots(&sub, scopes, depth + 1, out);
+      }
+    }
+  }
+}
+
+struct FoundInitializer {
+  onnx::GraphProto* graph = nullptr;
+  const onnx::TensorProto* tensor = nullptr;
+};
+
+FoundInitializer find_initializer(const NodeSlot& slot, const std::string& name) {
+  for (onnx::GraphProto* g : slot.scopes) {
+    for (const auto& t : g->initializer()) {
+      if (t.name() == name) return {g, &t};
+    }
+  }
+  return {};
+}
+
+bool is_graph_input(const onnx::GraphProto& g, const std::string& name) {
+  for (const auto& v : g.input()) {
+    if (v.name() == name) return true;
+  }
+  return false;
+}
+
+// Every name some node, graph output or function reads, anywhere in the model.
+void collect_uses(const onnx::GraphProto& g, std::map<std::string, int>& uses) {
+  for (const auto& o : g.output()) ++uses[o.name()];
+  for (const auto& n : g.node()) {
+    for (const auto& i : n.input()) ++uses[i];
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collect_uses(a.g(), uses);
+      for (const auto& sub : a.graphs()) collect_uses(sub, uses);
+    }
+  }
+}
+
+bool tensor_of(const std::vector<int64_t>& dims, const std::string& bytes, Tensor& out) {
+  out.shape = dims;
+  out.data.resize(bytes.size() / 4);
+  if (static_cast<int64_t>(out.data.size()) != out.size()) return false;
+  std::memcpy(out.data.data(), bytes.data(), bytes.size());
+  return true;
+}
+
+std::vector<int64_t> dims_of(const onnx::TensorProto& t) { return {t.dims().begin(), t.dims().end()}; }
+
+// Runs the original ConvTranspose with the reference kernel and the rewrite
+// with the small interpreter, on the same seeded random inputs.
+bool prove(const ModelReport& report, const NodeFixPlan& plan, const RewriteInputs& in, const Rewrite& rewrite,
+           FixResult& result, std::string& error) {
+  const ConvTransposeParams& p = plan.params;
+  std::string bytes;
+  Tensor weight, bias;
+  if (!read_tensor_bytes(*report.loaded, *in.weight, bytes, error) || !tensor_of(dims_of(*in.weight), bytes, weight)) {
+    error = "cannot read the weight: " + error;
+    return false;
+  }
+  if (p.has_bias && (!read_tensor_bytes(*report.loaded, *in.bias, bytes, error) ||
+                     !tensor_of(dims_of(*in.bias), bytes, bias))) {
+    error = "cannot read the bias: " + error;
+    return false;
+  }
+  // The interpreter reads inline data only: give it materialised copies.
+  std::vector<onnx::TensorProto> materialised;
+  materialised.reserve(rewrite.initializers.size());
+  for (const auto& t : rewrite.initializers) {
+    materialised.push_back(t);
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      if (!read_tensor_bytes(*report.loaded, t, bytes, error)) return false;
+      materialised.back().clear_external_data();
+      materialised.back().clear_data_location();
+      materialised.back().set_raw_data(bytes);
+    }
+  }
+  std::map<std::string, const onnx::TensorProto*> initializers;
+  for (const auto& t : materialised) initializers[t.name()] = &t;
+  std::vector<const onnx::NodeProto*> nodes;
+  for (const auto& n : rewrite.nodes) nodes.push_back(&n);
+
+  ConvAttrs attrs;
+  attrs.strides = p.strides;
+  attrs.pads = p.pads;
+  attrs.dilations = p.dilations;
+  attrs.output_padding = p.output_padding;
+  attrs.group = p.group;
+  std::vector<int64_t> shape = p.input_shape;
+  if (shape[0] < 0) shape[0] = 2;  // a dynamic batch is proven with two items
+  result.verified_input_shape = shape;
+  result.seed = 0x5eed0000u + static_cast<uint64_t>(plan.node);
+  result.max_abs_error = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const Tensor x = random_tensor(shape, result.seed + static_cast<uint64_t>(trial));
+    Tensor expected;
+    if (!conv_transpose(x, weight, p.has_bias ? &bias : nullptr, attrs, expected, error)) return false;
+    std::map<std::string, Tensor> values;
+    values[in.node->input(0)] = x;
+    if (!run_nodes(nodes, initializers, values, error)) return false;
+    auto it = values.find(in.node->output(0));
+    if (it == values.end()) {
+      error = "the rewrite does not produce '" + in.node->output(0) + "'";
+      return false;
+    }
+    const double diff = max_abs_diff(expected, it->second);
+    result.max_abs_error = std::max(result.max_abs_error, diff);
+    ++result.trials;
+    float scale = 1.0f;
+    for (float v : expected.data) scale = std::max(scale, std::fabs(v));
+    // The rewrites are exact up to float summation order.
+    if (!(diff <= 1e-5 * scale)) {
+      error = "outputs differ by " + std::to_string(diff) + " on random input " + std::to_string(trial);
+      return false;
+    }
+  }
+  return true;
+}
+
+const FixOption* choose(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not) {
+  if (strategy == "auto") {
+    if (const FixOption* r = plan.recommended()) return r;
+    why_not = "no fix applies";
+    for (const auto& o : plan.options) {
+      if (!o.applicable) why_not += "; " + o.id + ": " + o.why_not;
+      else if (!o.new_violations.empty()) why_not += "; " + o.id + ": its nodes break " + o.new_violations.front();
+    }
+    return nullptr;
+  }
+  for (const auto& o : plan.options) {
+    if (o.id != strategy) continue;
+    if (!o.applicable) {
+      why_not = o.id + " does not apply: " + o.why_not;
+      return nullptr;
+    }
+    return &o;
+  }
+  why_not = "the rule does not offer " + strategy;
+  return nullptr;
+}
+
+// The ONNX checker's own entry point resolves external data against the
+// current folder; the weights left in the source file resolve against the
+// source's folder, so the checker runs with that folder as its model dir.
+void run_checker(const onnx::ModelProto& model, const std::string& model_dir) {
+  if (!model.has_ir_version()) fail_check("the model has no ir_version");
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& imp : model.opset_import()) opsets[imp.domain()] = static_cast<int>(imp.version());
+  if (opsets.empty()) fail_check("the model has no opset_import");
+  onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(static_cast<int>(model.ir_version()));
+  ctx.set_opset_imports(opsets);
+  ctx.set_model_dir(model_dir);
+  onnx::checker::LexicalScopeContext lex;
+  onnx::checker::check_graph(model.graph(), ctx, lex);
+  onnx::checker::check_model_local_functions(model, ctx, lex);
+}
+
+bool check_model_validity(const onnx::ModelProto& model, const std::string& model_dir, std::string& error) {
+  try {
+    run_checker(model, model_dir);
+    onnx::ModelProto copy = model;
+    onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/false);
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), strict);
+  } catch (const std::exception& e) {
+    error = e.what();
+    if (auto nl = error.find('\n'); nl != std::string::npos) error.resize(nl);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+size_t FixRun::applied() const {
+  size_t n = 0;
+  for (const auto& r : results) n += r.applied ? 1 : 0;
+  return n;
+}
+
+FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& plans, const std::string& strategy,
+                   const std::string& output_path) {
+  FixRun run;
+  run.output_path = output_path;
+  onnx::ModelProto model = *report.loaded->model;
+  std::vector<NodeSlot> slots;
+  collect_slots(model.mutable_graph(), {}, 0, slots);
+  NameAllocator names = NameAllocator::for_model(model);
+  const TensorBytesReader reader = [&](const onnx::TensorProto& t, std::string& bytes, std::string& error) {
+    return read_tensor_bytes(*report.loaded, t, bytes, error);
+  };
+
+  struct Planned {
+    NodeSlot slot;
+    Rewrite rewrite;
+    std::vector<FoundInitializer> replaced;  // old weight and bias
+  };
+  std::vector<Planned> planned;
+  for (const auto& plan : plans) {
+    FixResult result;
+    result.node = plan.node;
+    const NodeFacts& facts = report.facts.nodes[static_cast<size_t>(plan.node)];
+    const FixOption* option = choose(plan, strategy, result.reason);
+    if (option == nullptr || static_cast<size_t>(plan.node) >= slots.size()) {
+      if (option != nullptr) result.reason = "node not found in the model";
+      run.results.push_back(result);
+      continue;
+    }
+    result.fix_id = option->id;
+    const NodeSlot& slot = slots[static_cast<size_t>(plan.node)];
+    const onnx::NodeProto& node = slot.graph->node(slot.index);
+    RewriteInputs in;
+    in.node = &node;
+    in.label = facts.display_name;
+    in.params = plan.params;
+    const FoundInitializer weight = find_initializer(slot, node.input(1));
+    const FoundInitializer bias = plan.params.has_bias ? find_initializer(slot, node.input(2)) : FoundInitializer{};
+    in.weight = weight.tensor;
+    in.bias = bias.tensor;
+    Rewrite rewrite;
+    std::string error;
+    if (weight.tensor == nullptr || (plan.params.has_bias && bias.tensor == nullptr)) {
+      result.reason = "the weight and bias must be initializers (not computed or graph inputs)";
+    } else if (!build_rewrite(option->id, in, names, &reader, rewrite, error)) {
+      result.reason = "cannot build the rewrite: " + error;
+    } else if (!prove(report, plan, in, rewrite, result, error)) {
+      result.reason = "not proven, so not applied: " + error;
+    } else {
+      result.applied = true;
+      planned.push_back({slot, std::move(rewrite), {weight, bias}});
+    }
+    run.results.push_back(std::move(result));
+  }
+  if (planned.empty()) return run;
+
+  // Splice: each graph's node list is rebuilt once, rewrites in place of their node.
+  std::map<onnx::GraphProto*, std::map<int, Planned*>> by_graph;
+  for (auto& p : planned) by_graph[p.slot.graph][p.slot.index] = &p;
+  for (auto& [graph, replacements] : by_graph) {
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    nodes.Reserve(graph->node_size());
+    for (int i = 0; i < graph->node_size(); ++i) {
+      auto it = replacements.find(i);
+      if (it == replacements.end()) {
+        *nodes.Add() = std::move(*graph->mutable_node(i));
+        continue;
+      }
+      for (auto& n : it->second->rewrite.nodes) *nodes.Add() = std::move(n);
+      for (auto& t : it->second->rewrite.initializers) *graph->add_initializer() = std::move(t);
+    }
+    graph->mutable_node()->Swap(&nodes);
+  }
+
+  // No dead initializers: old weights go unless something still reads them
+  // (or they double as graph inputs, whose default they are).
+  std::map<std::string, int> uses;
+  collect_uses(model.graph(), uses);
+  for (const auto& f : model.functions()) {
+    for (const auto& n : f.node()) {
+      for (const auto& i : n.input()) ++uses[i];
+    }
+  }
+  std::map<onnx::GraphProto*, std::set<std::string>> dead;
+  for (const auto& p : planned) {
+    for (const auto& old : p.replaced) {
+      if (old.tensor != nullptr && uses[old.tensor->name()] == 0 && !is_graph_input(*old.graph, old.tensor->name())) {
+        dead[old.graph].insert(old.tensor->name());
+      }
+    }
+  }
+  for (auto& [graph, gone] : dead) {
+    google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+    for (auto& t : *graph->mutable_initializer()) {
+      if (gone.count(t.name()) == 0) *kept.Add() = std::move(t);
+    }
+    graph->mutable_initializer()->Swap(&kept);
+  }
+
+  std::string error;
+  const std::string source_dir = std::filesystem::path(report.path).parent_path().string();
+  if (!check_model_validity(model, source_dir.empty() ? "." : source_dir, error)) {
+    run.error = "the rewritten model fails the ONNX checker or strict shape inference (" + error +
+                "); nothing was written";
+    for (auto& r : run.results) {
+      if (r.applied) {
+        r.applied = false;
+        r.reason = "rolled back: the rewritten model is invalid";
+      }
+    }
+    return run;
+  }
+  if (!write_model_atomic(*report.loaded, model, output_path, error)) {
+    run.error = error;
+    for (auto& r : run.results) {
+      if (r.applied) {
+        r.applied = false;
+        r.reason = "rolled back: the model could not be written";
+      }
+    }
+    return run;
+  }
+  run.written = true;
+  return run;
+}
+
+}  // namespace bpulint

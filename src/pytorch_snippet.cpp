@@ -1,0 +1,520 @@
+#include "bpulint/pytorch_snippet.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace bpulint {
+namespace {
+
+// ---------------------------------------------------------------------------
+// The Python classes. Kept self-contained (no shared helper) so that
+// pytorch_module_source() of one kind can be pasted on its own.
+// ---------------------------------------------------------------------------
+
+constexpr const char* kConvTranspose2dSource = R"PY(class ConvTranspose3dAsConvTranspose2d(nn.Module):
+    """Drop-in replacement for an nn.ConvTranspose3d whose depth (D) axis does not overlap.
+
+    When kernel D == stride D, padding D == 0, output_padding D == 0 and dilation D == 1, every
+    input depth slice writes its own disjoint block of KD output slices. The layer is then exactly
+    a 2-D ConvTranspose over (H, W) with D folded into the batch and the KD taps folded into the
+    output channels: the op the Horizon J6P BPU runs natively, where the 3-D ConvTranspose falls
+    back to the CPU. H and W keep any stride, padding, output_padding and dilation; groups and
+    bias are supported. Build it from the original layer after its weights are loaded (they are
+    copied). Unlike nn.ConvTranspose3d, forward() takes no output_size argument.
+    """
+
+    def __init__(self, layer: nn.ConvTranspose3d):
+        super().__init__()
+        if not isinstance(layer, nn.ConvTranspose3d):
+            raise ValueError("ConvTranspose3dAsConvTranspose2d needs an nn.ConvTranspose3d, got "
+                             + type(layer).__name__)
+        kd, kh, kw = layer.kernel_size
+        problems = []
+        if layer.stride[0] != kd:
+            problems.append(f"stride D {layer.stride[0]} != kernel D {kd}")
+        if layer.padding[0] != 0:
+            problems.append(f"padding D {layer.padding[0]} != 0")
+        if layer.output_padding[0] != 0:
+            problems.append(f"output_padding D {layer.output_padding[0]} != 0")
+        if layer.dilation[0] != 1:
+            problems.append(f"dilation D {layer.dilation[0]} != 1")
+        if problems:
+            raise ValueError("ConvTranspose3dAsConvTranspose2d needs a non-overlapping depth axis "
+                             "(kernel D == stride D, padding D == 0, output_padding D == 0, "
+                             "dilation D == 1); this layer has " + ", ".join(problems))
+        weight = layer.weight  # [C_in, C_out / groups, KD, KH, KW]
+        c_in, c_out_per_group = weight.shape[0], weight.shape[1]
+        self.out_channels = layer.out_channels
+        self.kd = kd
+        # 2-D output channel (within a group) co_l * KD + kd: a pure reshape of the 3-D weight.
+        self.conv = nn.ConvTranspose2d(
+            c_in, layer.out_channels * kd, (kh, kw), stride=tuple(layer.stride[1:]),
+            padding=tuple(layer.padding[1:]), output_padding=tuple(layer.output_padding[1:]),
+            groups=layer.groups, bias=layer.bias is not None, dilation=tuple(layer.dilation[1:]),
+            device=weight.device, dtype=weight.dtype)
+        with torch.no_grad():
+            self.conv.weight.copy_(weight.reshape(c_in, c_out_per_group * kd, kh, kw))
+            if layer.bias is not None:
+                self.conv.bias.copy_(layer.bias.repeat_interleave(kd))
+        self.train(layer.training)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() not in (4, 5):
+            raise ValueError(f"expected a 4-D (unbatched) or 5-D input, got {x.dim()}-D")
+        unbatched = x.dim() == 4
+        if unbatched:
+            x = x.unsqueeze(0)
+        n, c, d, h, w = x.shape
+        # [N, C_in, D, H, W] -> [N*D, C_in, H, W]: each depth slice is an independent 2-D image.
+        y = self.conv(x.transpose(1, 2).reshape(n * d, c, h, w))
+        h_out, w_out = y.shape[-2], y.shape[-1]
+        # [N*D, C_out*KD, H', W'] -> [N, C_out, D, KD, H', W'] -> [N, C_out, D*KD, H', W'].
+        y = y.reshape(n, d, self.out_channels, self.kd, h_out, w_out).transpose(1, 2)
+        y = y.reshape(n, self.out_channels, d * self.kd, h_out, w_out)
+        return y.squeeze(0) if unbatched else y
+)PY";
+
+constexpr const char* kConv3d1x1x1Source = R"PY(class ConvTranspose3dAsConv3d1x1x1(nn.Module):
+    """Drop-in replacement for a non-overlapping nn.ConvTranspose3d (kernel == stride on every axis,
+    padding 0, output_padding 0, dilation 1).
+
+    Each input voxel then writes its own disjoint KD x KH x KW output block, so the layer is exactly
+    a 1x1x1 Conv3d producing C_out*KD*KH*KW channels followed by a reshape/permute that moves the
+    block from the channels back into space. This runs on the Horizon J6P BPU where the 3-D
+    ConvTranspose falls back to the CPU. Groups and bias are supported. Build it from the original
+    layer after its weights are loaded (they are copied). Unlike nn.ConvTranspose3d, forward()
+    takes no output_size argument. Prefer ConvTranspose3dAsConvTranspose2d where it applies: it
+    needs KH*KW times fewer intermediate channels.
+    """
+
+    def __init__(self, layer: nn.ConvTranspose3d):
+        super().__init__()
+        if not isinstance(layer, nn.ConvTranspose3d):
+            raise ValueError("ConvTranspose3dAsConv3d1x1x1 needs an nn.ConvTranspose3d, got "
+                             + type(layer).__name__)
+        problems = []
+        for axis, k, s, p, op, dil in zip("DHW", layer.kernel_size, layer.stride, layer.padding,
+                                           layer.output_padding, layer.dilation):
+            if s != k:
+                problems.append(f"stride {axis} {s} != kernel {axis} {k}")
+            if p != 0:
+                problems.append(f"padding {axis} {p} != 0")
+            if op != 0:
+                problems.append(f"output_padding {axis} {op} != 0")
+            if dil != 1:
+                problems.append(f"dilation {axis} {dil} != 1")
+        if problems:
+            raise ValueError("ConvTranspose3dAsConv3d1x1x1 needs a non-overlapping layer (kernel == "
+                             "stride, padding 0, output_padding 0, dilation 1 on every axis); this "
+                             "layer has " + ", ".join(problems))
+        weight = layer.weight  # [C_in, C_out / groups, KD, KH, KW]
+        groups = layer.groups
+        c_in, c_out_per_group = weight.shape[0], weight.shape[1]
+        kd, kh, kw = layer.kernel_size
+        taps = kd * kh * kw
+        self.out_channels = layer.out_channels
+        self.kernel_size = (kd, kh, kw)
+        self.conv = nn.Conv3d(c_in, layer.out_channels * taps, 1, groups=groups,
+                              bias=layer.bias is not None, device=weight.device, dtype=weight.dtype)
+        with torch.no_grad():
+            # Conv output channel (j*C_out/g + co_l)*K + k reads input channel j*C_in/g + ci with
+            # the 3-D weight [j*C_in/g + ci, co_l, kd, kh, kw], k = (kd*KH + kh)*KW + kw.
+            w = weight.reshape(groups, c_in // groups, c_out_per_group, taps).permute(0, 2, 3, 1)
+            self.conv.weight.copy_(w.reshape(layer.out_channels * taps, c_in // groups, 1, 1, 1))
+            if layer.bias is not None:
+                self.conv.bias.copy_(layer.bias.repeat_interleave(taps))
+        self.train(layer.training)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() not in (4, 5):
+            raise ValueError(f"expected a 4-D (unbatched) or 5-D input, got {x.dim()}-D")
+        unbatched = x.dim() == 4
+        if unbatched:
+            x = x.unsqueeze(0)
+        n, _, d, h, w = x.shape
+        kd, kh, kw = self.kernel_size
+        # [N, C_out*KD*KH*KW, D, H, W] -> [N, C_out, KD, KH, KW, D, H, W]
+        y = self.conv(x).reshape(n, self.out_channels, kd, kh, kw, d, h, w)
+        # -> [N, C_out, D, KD, H, KH, W, KW] -> [N, C_out, D*KD, H*KH, W*KW]
+        y = y.permute(0, 1, 5, 2, 6, 3, 7, 4)
+        y = y.reshape(n, self.out_channels, d * kd, h * kh, w * kw)
+        return y.squeeze(0) if unbatched else y
+)PY";
+
+struct FixClass {
+  const char* id;
+  const char* class_name;
+  const char* source;
+  bool all_axes;  // preconditions on D only (false) or on D, H and W (true)
+};
+
+const FixClass kFixClasses[] = {
+    {"convtranspose2d", "ConvTranspose3dAsConvTranspose2d", kConvTranspose2dSource, false},
+    {"conv3d-1x1x1", "ConvTranspose3dAsConv3d1x1x1", kConv3d1x1x1Source, true},
+};
+
+const FixClass* find_fix_class(const std::string& id) {
+  for (const auto& f : kFixClasses) {
+    if (id == f.id) return &f;
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Parameters
+// ---------------------------------------------------------------------------
+
+// The 3-D parameters with every attribute present, so formatting never indexes
+// past a vector a caller left empty. ONNX defaults: stride 1, pad 0, dilation 1.
+struct Params3d {
+  int64_t c_in = 0, c_out = 0, group = 1;
+  bool has_bias = false;
+  int64_t kernel[3] = {0, 0, 0};
+  int64_t stride[3] = {1, 1, 1};
+  int64_t pad_begin[3] = {0, 0, 0};
+  int64_t pad_end[3] = {0, 0, 0};
+  int64_t dilation[3] = {1, 1, 1};
+  int64_t output_padding[3] = {0, 0, 0};
+  std::vector<int64_t> input_shape;
+};
+
+bool resolve(const ConvTransposeParams& p, Params3d& out) {
+  if (p.kernel.size() != 3) return false;
+  out.c_in = p.c_in;
+  out.c_out = p.c_out;
+  out.group = p.group;
+  out.has_bias = p.has_bias;
+  out.input_shape = p.input_shape;
+  for (size_t i = 0; i < 3; ++i) {
+    out.kernel[i] = p.kernel[i];
+    if (p.strides.size() == 3) out.stride[i] = p.strides[i];
+    if (p.dilations.size() == 3) out.dilation[i] = p.dilations[i];
+    if (p.output_padding.size() == 3) out.output_padding[i] = p.output_padding[i];
+    if (p.pads.size() == 6) {
+      out.pad_begin[i] = p.pads[i];
+      out.pad_end[i] = p.pads[i + 3];
+    }
+  }
+  return true;
+}
+
+std::string tuple3(const int64_t (&v)[3]) {
+  std::ostringstream os;
+  os << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
+  return os.str();
+}
+
+// PyTorch pads symmetrically and crops output_padding's extra rows from the
+// end. An ONNX axis (begin b, end e, output_padding op) keeps the window that
+// starts b into the full transposed-conv result and is `out` long, so it equals
+// PyTorch padding=b with output_padding = op + (b - e) -- as long as that is
+// not negative and PyTorch accepts it (output_padding < max(stride, dilation)).
+struct TorchPadding {
+  int64_t padding[3] = {0, 0, 0};
+  int64_t output_padding[3] = {0, 0, 0};
+  bool asymmetric = false;  // the ONNX pads differ between begin and end somewhere
+  bool exact = true;        // the torch values reproduce the ONNX layer exactly
+};
+
+TorchPadding torch_padding(const Params3d& p) {
+  TorchPadding t;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t b = p.pad_begin[i], e = p.pad_end[i], op = p.output_padding[i];
+    t.padding[i] = b;
+    t.output_padding[i] = op;
+    if (b != e) t.asymmetric = true;
+    const int64_t merged = op + (b - e);
+    if (b >= 0 && merged >= 0 && merged < std::max(p.stride[i], p.dilation[i])) {
+      t.output_padding[i] = merged;
+    } else {
+      t.exact = false;  // keep padding = begins, output_padding = op: the closest torch layer
+    }
+  }
+  return t;
+}
+
+// The class's preconditions, checked on the ONNX parameters so that a snippet
+// can warn instead of leaving the user to find the ValueError at run time.
+std::vector<std::string> precondition_problems(const FixClass& f, const Params3d& p) {
+  static const char* const kAxis[3] = {"D", "H", "W"};
+  std::vector<std::string> problems;
+  const int axes = f.all_axes ? 3 : 1;
+  for (int i = 0; i < axes; ++i) {
+    const std::string a = kAxis[i];
+    if (p.stride[i] != p.kernel[i]) problems.push_back("stride " + a + " != kernel " + a);
+    if (p.pad_begin[i] != 0 || p.pad_end[i] != 0) problems.push_back("pads " + a + " != 0");
+    if (p.output_padding[i] != 0) problems.push_back("output_padding " + a + " != 0");
+    if (p.dilation[i] != 1) problems.push_back("dilation " + a + " != 1");
+  }
+  return problems;
+}
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Module paths
+// ---------------------------------------------------------------------------
+
+bool is_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The characters allowed in a path atom. Deliberately narrow: the atom is
+// written into Python code and comments, so quotes, backslashes, '#',
+// whitespace and newlines from a crafted ONNX node name must never get there.
+bool is_atom_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+bool is_atom(const std::string& s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_atom_char); }
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t pos = s.find(sep, start);
+    out.push_back(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start));
+    if (pos == std::string::npos) return out;
+    start = pos + 1;
+  }
+}
+
+bool is_module_path(const std::string& path) {
+  if (path.empty()) return false;
+  for (const auto& atom : split(path, '.')) {
+    if (!is_atom(atom)) return false;
+  }
+  return true;
+}
+
+bool is_python_identifier(const std::string& s) {
+  static const std::set<std::string> kKeywords = {
+      "False", "None",   "True",    "and",      "as",   "assert", "async", "await",  "break",
+      "class", "continue", "def",   "del",      "elif", "else",   "except", "finally", "for",
+      "from",  "global", "if",      "import",   "in",   "is",     "lambda", "nonlocal", "not",
+      "or",    "pass",   "raise",   "return",   "try",  "while",  "with",  "yield"};
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s) {
+    if (!(is_atom_char(c) && c != '-')) return false;
+  }
+  return kKeywords.count(s) == 0;
+}
+
+// Python expression for `base` followed by one path atom: numeric atoms index
+// (nn.Sequential / nn.ModuleList), identifiers use attribute access, anything
+// else (a ModuleDict key such as "seg-x", a keyword) goes through getattr,
+// which nn.Module resolves for every kind of child.
+std::string child_expr(const std::string& base, const std::string& atom) {
+  if (is_digits(atom)) return base + "[" + atom + "]";
+  if (is_python_identifier(atom)) return base + "." + atom;
+  return "getattr(" + base + ", \"" + atom + "\")";
+}
+
+// `model.<path> = Class(model.<path>)`, in the same three forms.
+std::string assignment(const std::string& path, const std::string& class_name) {
+  const std::vector<std::string> atoms = split(path, '.');
+  std::string parent = "model";
+  for (size_t i = 0; i + 1 < atoms.size(); ++i) parent = child_expr(parent, atoms[i]);
+  const std::string& last = atoms.back();
+  const std::string target = child_expr(parent, last);
+  if (is_digits(last) || is_python_identifier(last)) return target + " = " + class_name + "(" + target + ")";
+  return "setattr(" + parent + ", \"" + last + "\", " + class_name + "(" + target + "))";
+}
+
+// Strips the "_N" torch.onnx appends to a numeric atom of a module called more
+// than once ("0_1" -> "0"). Non-numeric atoms are left alone: "conv_1" is far
+// more likely a real attribute than a de-duplicated "conv".
+std::string strip_numeric_dedup(const std::string& atom) {
+  const size_t us = atom.find('_');
+  if (us == std::string::npos) return atom;
+  if (is_digits(atom.substr(0, us)) && is_digits(atom.substr(us + 1))) return atom.substr(0, us);
+  return atom;
+}
+
+// torch.onnx's _unqualified_variable_name: the atoms from the last non-numeric one on.
+std::string unqualified(const std::vector<std::string>& atoms) {
+  size_t start = 0;
+  for (size_t i = atoms.size(); i-- > 0;) {
+    if (!is_digits(atoms[i])) {
+      start = i;
+      break;
+    }
+  }
+  std::vector<std::string> tail(atoms.begin() + static_cast<std::ptrdiff_t>(start), atoms.end());
+  return join(tail, ".");
+}
+
+// ---------------------------------------------------------------------------
+// Snippet text
+// ---------------------------------------------------------------------------
+
+std::string params_comment(const std::string& label, const Params3d& p, const TorchPadding& t) {
+  std::ostringstream os;
+  os << "    # " << label << ": C_in=" << p.c_in << ", C_out=" << p.c_out << ", kernel=" << tuple3(p.kernel)
+     << ", stride=" << tuple3(p.stride) << ", padding=" << tuple3(t.padding)
+     << ", output_padding=" << tuple3(t.output_padding) << ", dilation=" << tuple3(p.dilation)
+     << ", groups=" << p.group << ", bias=" << (p.has_bias ? "True" : "False");
+  if (p.input_shape.size() == 5) {
+    os << ", input=(";
+    for (size_t i = 0; i < 5; ++i) {
+      if (i) os << ", ";
+      if (p.input_shape[i] >= 0)
+        os << p.input_shape[i];
+      else
+        os << (i == 0 ? "N" : "?");
+    }
+    os << ")";
+  }
+  os << "\n";
+  return os.str();
+}
+
+std::string constructor_call(const Params3d& p, const TorchPadding& t) {
+  std::ostringstream os;
+  os << "nn.ConvTranspose3d(" << p.c_in << ", " << p.c_out << ", kernel_size=" << tuple3(p.kernel)
+     << ", stride=" << tuple3(p.stride) << ", padding=" << tuple3(t.padding)
+     << ", output_padding=" << tuple3(t.output_padding) << ", groups=" << p.group
+     << ", bias=" << (p.has_bias ? "True" : "False") << ", dilation=" << tuple3(p.dilation) << ")";
+  return os.str();
+}
+
+std::string usage_block(const FixClass& f, const Params3d& p, const std::string& path) {
+  const std::string label = path.empty() ? "(unknown module path)" : path;
+  const TorchPadding t = torch_padding(p);
+  std::string out = params_comment(label, p, t);
+  if (t.asymmetric || !t.exact) {
+    out += "    # note: the ONNX pads are begins " + tuple3(p.pad_begin) + ", ends " + tuple3(p.pad_end) +
+           " with output_padding " + tuple3(p.output_padding) + "; nn.ConvTranspose3d pads symmetrically.\n";
+    if (t.exact)
+      out += "    # The padding/output_padding below reproduce them exactly.\n";
+    else
+      out += "    # They are not expressible in PyTorch: the constructor below (padding = begins) is NOT an "
+             "exact match.\n";
+  }
+  const std::vector<std::string> problems = precondition_problems(f, p);
+  if (!problems.empty()) {
+    out += "    # WARNING: preconditions not met for " + std::string(f.class_name) + " (" + join(problems, ", ") +
+           "); its constructor will raise ValueError.\n";
+  }
+  out += "    # " + label + ": " + constructor_call(p, t) + "\n";
+  if (path.empty()) {
+    out += "    # Set the layer's attribute path (the ONNX node name did not reveal it), then uncomment:\n";
+    out += "    # model.<path.to.layer> = " + std::string(f.class_name) + "(model.<path.to.layer>)\n";
+  } else {
+    out += "    " + assignment(path, f.class_name) + "\n";
+  }
+  return out;
+}
+
+constexpr const char* kHeader =
+    "# Generated by bpu-lint: PyTorch-side replacements for ConvTranspose3d layers that the Horizon BPU\n"
+    "# cannot run. Each replacement module is built from the original nn.ConvTranspose3d (its weights are\n"
+    "# copied), checks that the layer meets its preconditions (ValueError otherwise) and computes the\n"
+    "# same output; exported to ONNX it yields the BPU-friendly ops of the matching bpu-lint fix.\n"
+    "# Usage: load the trained weights, call apply_bpu_lint_fixes(model), then export as before.\n"
+    "import torch\n"
+    "from torch import nn\n";
+
+}  // namespace
+
+std::string pytorch_module_source(const std::string& fix_id) {
+  const FixClass* f = find_fix_class(fix_id);
+  return f ? f->source : "";
+}
+
+std::string pytorch_module_class(const std::string& fix_id) {
+  const FixClass* f = find_fix_class(fix_id);
+  return f ? f->class_name : "";
+}
+
+std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
+  // Classes in catalog order, each once, whatever order the layers come in.
+  std::string classes;
+  for (const auto& f : kFixClasses) {
+    const bool used = std::any_of(layers.begin(), layers.end(), [&](const SnippetLayer& l) {
+      return l.fix_id == f.id && l.params.kernel.size() == 3;
+    });
+    if (used) classes += std::string("\n\n") + f.source;
+  }
+
+  std::string body;
+  std::set<std::string> replaced;
+  for (const auto& layer : layers) {
+    // A path that is not a clean module path is treated as unknown: it would
+    // otherwise be written into code verbatim.
+    const std::string path = is_module_path(layer.torch_path) ? layer.torch_path : "";
+    const std::string label = path.empty() ? "(unknown module path)" : path;
+    const FixClass* f = find_fix_class(layer.fix_id);
+    Params3d p;
+    body += "\n";
+    if (!f) {
+      // The id itself is not echoed: only catalog ids are known to be safe text.
+      body += "    # " + label + ": unknown fix id; no PyTorch replacement generated.\n";
+      continue;
+    }
+    if (!resolve(layer.params, p)) {
+      body += "    # " + label + ": not a 3-D ConvTranspose (kernel rank " +
+              std::to_string(layer.params.kernel.size()) + "); no PyTorch replacement generated.\n";
+      continue;
+    }
+    if (!path.empty() && !replaced.insert(path).second) {
+      // Replacing twice would wrap the replacement, whose constructor rejects it.
+      body += "    # " + label + ": already replaced above.\n";
+      continue;
+    }
+    body += usage_block(*f, p, path);
+  }
+
+  std::string out = kHeader;
+  out += classes;
+  out += "\n\n";
+  out += "def apply_bpu_lint_fixes(model: nn.Module) -> nn.Module:\n";
+  out += "    \"\"\"Replaces, in place, each ConvTranspose3d bpu-lint reported. Call after loading the weights.\"\"\"\n";
+  out += body;
+  out += "    return model\n";
+  return out;
+}
+
+std::string pytorch_snippet(const std::string& fix_id, const ConvTransposeParams& p, const std::string& torch_path) {
+  if (!find_fix_class(fix_id) || p.kernel.size() != 3) return "";
+  return pytorch_snippet_file({SnippetLayer{fix_id, p, torch_path}});
+}
+
+std::string torch_module_path(const std::string& onnx_node_name) {
+  if (onnx_node_name.size() < 2 || onnx_node_name[0] != '/') return "";
+  const std::vector<std::string> segments = split(onnx_node_name.substr(1), '/');
+  // At least one scope plus the op name ("ConvTranspose", "ConvTranspose_1").
+  if (segments.size() < 2 || segments.back().empty()) return "";
+
+  std::vector<std::string> full;  // atoms of the path so far
+  for (size_t i = 0; i + 1 < segments.size(); ++i) {
+    std::vector<std::string> atoms = split(segments[i], '.');
+    for (auto& a : atoms) {
+      if (!is_atom(a)) return "";
+    }
+    atoms.back() = strip_numeric_dedup(atoms.back());
+    // A scope that starts with its parent's unqualified name plus '.' is the
+    // parent plus numeric children (nn.Sequential / nn.ModuleList entries):
+    // "deblock_seg_v2" then "deblock_seg_v2.0" is one level deeper, not two.
+    const std::vector<std::string> parent_unq = split(unqualified(full), '.');
+    const bool extends_parent = !full.empty() && atoms.size() > parent_unq.size() &&
+                                std::equal(parent_unq.begin(), parent_unq.end(), atoms.begin());
+    const size_t skip = extends_parent ? parent_unq.size() : 0;
+    full.insert(full.end(), atoms.begin() + static_cast<std::ptrdiff_t>(skip), atoms.end());
+  }
+  return join(full, ".");
+}
+
+}  // namespace bpulint

@@ -1,0 +1,395 @@
+#!/usr/bin/python3
+"""Writes the fixture models of the --fix oracle test and their manifest.
+
+Usage: make_fixtures.py OUTDIR
+
+Every fixture is a small float32 model (opset 17, IR 8) with seeded random weights. For each one
+OUTDIR gets NAME.onnx, NAME.shapes.json (the concrete input shapes compare.js runs with) and an
+entry in OUTDIR/fixtures.json:
+
+  {"name": ..., "file": "NAME.onnx", "shapes_file": "NAME.shapes.json",
+   "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 8, 2, 3, 3], "dynamic": ["N"]}],
+   "convtranspose3d_nodes": total 3-D ConvTranspose nodes,
+   "expect": {"convtranspose2d": {"exit": 0|1, "rewritten": K}, "conv3d-1x1x1": {...}},
+   "description": ...}
+
+Each model is asserted to pass onnx.checker.check_model(full_check=True) and strict shape
+inference before it is written.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+IR_VERSION = 8
+STRATEGIES = ("convtranspose2d", "conv3d-1x1x1")
+
+
+class Builder:
+    """Collects nodes, initializers and I/O of one graph."""
+
+    def __init__(self, name, seed):
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self.nodes = []
+        self.inits = []
+        self.inputs = []
+        self.outputs = []
+
+    def input(self, name, shape):
+        self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+        return name
+
+    def output(self, name, shape=None):
+        self.outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+        return name
+
+    def init(self, name, array):
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def rand(self, name, shape, scale=1.0):
+        return self.init(name, (self.rng.uniform(-1.0, 1.0, size=shape) * scale).astype(np.float32))
+
+    def node(self, op, inputs, outputs, name="", **attrs):
+        self.nodes.append(helper.make_node(op, inputs, outputs, name=name, **attrs))
+        return outputs[0]
+
+    def convtranspose(self, x, y, cin, cout, kernel, strides, name="", weight=None, bias=True,
+                      group=1, pads=None, output_padding=None, dilations=None, explicit_kernel=True):
+        """A 3-D (or 2-D) ConvTranspose; weight [cin, cout/group, *kernel]."""
+        wname = weight or (name or y) + ".weight"
+        if weight is None:
+            fan_in = cin // group * int(np.prod(kernel))
+            self.rand(wname, [cin, cout // group] + list(kernel), scale=1.0 / np.sqrt(fan_in))
+        inputs = [x, wname]
+        if bias is True:
+            bname = (name or y) + ".bias"
+            self.rand(bname, [cout], scale=0.5)
+            inputs.append(bname)
+        elif isinstance(bias, str):
+            inputs.append(bias)
+        attrs = {"strides": list(strides)}
+        if explicit_kernel:
+            attrs["kernel_shape"] = list(kernel)
+        if group != 1:
+            attrs["group"] = group
+        if pads is not None:
+            attrs["pads"] = list(pads)
+        if output_padding is not None:
+            attrs["output_padding"] = list(output_padding)
+        if dilations is not None:
+            attrs["dilations"] = list(dilations)
+        return self.node("ConvTranspose", inputs, [y], name=name, **attrs)
+
+    def bn_relu(self, x, prefix, channels, y=None):
+        bn_out = prefix + "/BatchNormalization_output_0"
+        w = self.rand(prefix + ".bn.weight", [channels], 1.0)
+        b = self.rand(prefix + ".bn.bias", [channels], 0.5)
+        mean = self.rand(prefix + ".bn.running_mean", [channels], 0.2)
+        var = self.init(prefix + ".bn.running_var",
+                        self.rng.uniform(0.5, 1.5, size=[channels]).astype(np.float32))
+        self.node("BatchNormalization", [x, w, b, mean, var], [bn_out],
+                  name=prefix + "/BatchNormalization", epsilon=1e-5)
+        return self.node("Relu", [bn_out], [y or prefix + "/Relu_output_0"], name=prefix + "/Relu")
+
+    def model(self, metadata=None):
+        graph = helper.make_graph(self.nodes, self.name, self.inputs, self.outputs, self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                                  producer_name="bpu-lint-oracle", producer_version="1")
+        model.ir_version = IR_VERSION
+        props = {"oracle_fixture": self.name, "source": "tests/oracle/make_fixtures.py"}
+        props.update(metadata or {})
+        helper.set_model_props(model, props)
+        return model
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixtures: each returns (model, shape_sets, expect, description)
+
+def both(exit_code, rewritten):
+    return {s: {"exit": exit_code, "rewritten": rewritten} for s in STRATEGIES}
+
+
+def fx_case_study():
+    b = Builder("case_study", 101)
+    x = b.input("voxels", [1, 128, 2, 3, 3])
+    h = b.convtranspose(x, "/deblock_seg_v2/deblock_seg_v2.0/ConvTranspose_output_0", 128, 64,
+                        (5, 2, 2), (5, 2, 2), name="/deblock_seg_v2/deblock_seg_v2.0/ConvTranspose",
+                        weight=None, pads=[0] * 6, dilations=[1, 1, 1])
+    h = b.bn_relu(h, "/deblock_seg_v2/deblock_seg_v2.1", 64)
+    h = b.convtranspose(h, "/deblock_seg_v2/deblock_seg_v2.3/ConvTranspose_output_0", 64, 48,
+                        (2, 2, 2), (2, 2, 2), name="/deblock_seg_v2/deblock_seg_v2.3/ConvTranspose",
+                        pads=[0] * 6, dilations=[1, 1, 1])
+    h = b.bn_relu(h, "/deblock_seg_v2/deblock_seg_v2.4", 48)
+    h = b.convtranspose(h, "/deblock_seg_v2/deblock_seg_v2.6/ConvTranspose_output_0", 48, 32,
+                        (2, 2, 2), (2, 2, 2), name="/deblock_seg_v2/deblock_seg_v2.6/ConvTranspose",
+                        pads=[0] * 6, dilations=[1, 1, 1])
+    h = b.bn_relu(h, "/deblock_seg_v2/deblock_seg_v2.7", 32)
+    b.rand("seg_head.weight", [4, 32, 1, 1, 1], 1.0 / np.sqrt(32))
+    b.rand("seg_head.bias", [4], 0.5)
+    b.node("Conv", [h, "seg_head.weight", "seg_head.bias"], ["seg"], name="/seg_head/Conv",
+           kernel_shape=[1, 1, 1])
+    b.output("seg", [1, 4, 40, 24, 24])
+    return b.model(), [{"voxels": [1, 128, 2, 3, 3]}], both(0, 3), \
+        "case-study chain: 3 ConvTranspose3d (k(5,2,2)s(5,2,2), k2s2, k2s2) + BN/Relu, Conv 1x1x1 head"
+
+
+def fx_dynamic_batch():
+    b = Builder("dynamic_batch", 102)
+    x = b.input("x", ["N", 8, 2, 3, 3])
+    b.convtranspose(x, "y", 8, 4, (2, 2, 2), (2, 2, 2), name="ct")
+    b.output("y", ["N", 4, 4, 6, 6])
+    return b.model(), [{"x": [1, 8, 2, 3, 3]}, {"x": [3, 8, 2, 3, 3]}], both(0, 1), \
+        "k2s2 8->4 with dynamic batch N (run at N=1 and N=3)"
+
+
+def fx_no_bias():
+    b = Builder("no_bias", 103)
+    x = b.input("x", [1, 6, 2, 3, 4])
+    b.convtranspose(x, "y", 6, 5, (2, 2, 2), (2, 2, 2), name="ct_nobias", bias=False)
+    b.output("y", [1, 5, 4, 6, 8])
+    return b.model(), [{"x": [1, 6, 2, 3, 4]}], both(0, 1), "k2s2 6->5 without bias, H != W"
+
+
+def fx_groups():
+    b = Builder("groups", 104)
+    x = b.input("x", [1, 8, 2, 3, 3])
+    b.convtranspose(x, "y_g2", 8, 6, (2, 2, 2), (2, 2, 2), name="ct_g2", group=2)   # W [8,3,2,2,2]
+    b.convtranspose(x, "y_g4", 8, 8, (2, 2, 2), (2, 2, 2), name="ct_g4", group=4)   # W [8,2,2,2,2]
+    b.output("y_g2", [1, 6, 4, 6, 6])
+    b.output("y_g4", [1, 8, 4, 6, 6])
+    return b.model(), [{"x": [1, 8, 2, 3, 3]}], both(0, 2), \
+        "k2s2 group=2 (8->6, weight [8,3,2,2,2]) and group=4 (8->8) on the same input"
+
+
+def fx_hw_overlap():
+    b = Builder("hw_overlap", 105)
+    x = b.input("x", [1, 4, 2, 3, 3])
+    h = b.convtranspose(x, "h", 4, 4, (2, 3, 3), (2, 2, 2), name="ct_hw_pad",
+                        pads=[0, 1, 1, 0, 1, 1], output_padding=[0, 1, 1])          # [1,4,4,6,6]
+    b.convtranspose(h, "y", 4, 3, (2, 2, 2), (2, 1, 1), name="ct_hw_dil",
+                    dilations=[1, 2, 2])                                            # [1,3,8,8,8]
+    b.output("y", [1, 3, 8, 8, 8])
+    expect = {"convtranspose2d": {"exit": 0, "rewritten": 2},
+              "conv3d-1x1x1": {"exit": 1, "rewritten": 0}}
+    return b.model(), [{"x": [1, 4, 2, 3, 3]}], expect, \
+        "D non-overlapping, H/W overlapping: k(2,3,3)s2 pads/output_padding on H/W, then H/W dilation 2 stride 1"
+
+
+def fx_shared_weights():
+    b = Builder("shared_weights", 106)
+    x1 = b.input("x1", [1, 4, 2, 3, 3])
+    x2 = b.input("x2", [1, 4, 2, 3, 3])
+    b.rand("W", [4, 3, 2, 2, 2], 1.0 / np.sqrt(32))
+    b.rand("B", [3], 0.5)
+    b.convtranspose(x1, "y1", 4, 3, (2, 2, 2), (2, 2, 2), name="ct_a", weight="W", bias="B")
+    b.convtranspose(x2, "y2", 4, 3, (2, 2, 2), (2, 2, 2), name="ct_b", weight="W", bias="B")
+    b.output("y1", [1, 3, 4, 6, 6])
+    b.output("y2", [1, 3, 4, 6, 6])
+    return b.model(), [{"x1": [1, 4, 2, 3, 3], "x2": [1, 4, 2, 3, 3]}], both(0, 2), \
+        "two k2s2 ConvTranspose3d on two inputs sharing weight W and bias B (old W/B must go)"
+
+
+def fx_shared_with_other_user():
+    b = Builder("shared_with_other_user", 107)
+    x = b.input("x", [1, 4, 2, 3, 3])
+    b.rand("W", [4, 4, 2, 2, 2], 1.0 / np.sqrt(32))
+    b.rand("B", [4], 0.5)
+    h = b.convtranspose(x, "h", 4, 4, (2, 2, 2), (2, 2, 2), name="ct_a", weight="W", bias="B")
+    b.convtranspose(h, "y", 4, 4, (2, 2, 2), (2, 2, 2), name="ct_b", weight="W", bias="B")
+    b.node("ReduceSum", ["W"], ["w_sum"], name="w_sum_node")
+    b.node("Identity", ["B"], ["b_copy"], name="b_copy_node")
+    b.output("y", [1, 4, 8, 12, 12])
+    b.output("w_sum", [1, 1, 1, 1, 1])
+    b.output("b_copy", [4])
+    return b.model(), [{"x": [1, 4, 2, 3, 3]}], both(0, 2), \
+        "two k2s2 ConvTranspose3d in sequence sharing W/B; W also feeds ReduceSum and B an Identity (both must stay)"
+
+
+def fx_name_collisions():
+    b = Builder("name_collisions", 108)
+    x = b.input("x", [1, 8, 2, 3, 3])
+    # A graph input whose name is a first-choice intermediate-value name of the rewrite.
+    z = b.input("ct_fix_reshape_mid_out", [1, 4])
+    b.rand("W", [8, 4, 2, 2, 2], 1.0 / np.sqrt(64))
+    b.rand("B", [4], 0.5)
+    b.convtranspose(x, "y", 8, 4, (2, 2, 2), (2, 2, 2), name="ct", weight="W", bias="B")
+    # Node named like the rewrite's first node, producing a value named like its first output.
+    b.node("Identity", [x], ["ct_fix_transpose_in_out"], name="ct_fix_transpose_in")
+    # The "_2" suffix of that node name is taken too (as a node name), so the rewrite needs "_3".
+    # Initializers named like the rewritten weight/bias and shape constants, all consumed.
+    for fid in ("convtranspose2d", "conv3d-1x1x1", "conv1x1x1"):
+        b.rand("W_fix_" + fid, [1, 4], 1.0)
+        b.rand("B_fix_" + fid, [4], 1.0)
+    b.node("Add", [z, "W_fix_convtranspose2d"], ["ct_fix_convtranspose2d_out"], name="ct_fix_transpose_in_2")
+    b.node("Add", ["ct_fix_convtranspose2d_out", "W_fix_conv3d-1x1x1"], ["ct_fix_conv1x1x1_out"],
+           name="ct_fix_conv1x1x1")
+    b.node("Add", ["ct_fix_conv1x1x1_out", "W_fix_conv1x1x1"], ["ct_fix_reshape_in_out"],
+           name="ct_fix_convtranspose2d")
+    b.node("Add", ["ct_fix_reshape_in_out", "B_fix_convtranspose2d"], ["ct_fix_transpose_mid_out"],
+           name="ct_fix_reshape_mid")
+    b.node("Add", ["ct_fix_transpose_mid_out", "B_fix_conv3d-1x1x1"], ["ct_fix_reshape_out_out"],
+           name="ct_fix_transpose_mid")
+    b.node("Add", ["ct_fix_reshape_out_out", "B_fix_conv1x1x1"], ["ct_fix_add_out"],
+           name="ct_fix_reshape_out")
+    for step in ("reshape_in", "reshape_mid", "reshape_out"):
+        b.init("ct_fix_shape_" + step, np.array([4, 1], dtype=np.int64))
+    b.node("Reshape", ["ct_fix_add_out", "ct_fix_shape_reshape_in"], ["ct_fix_shape_out1"],
+           name="ct_fix_shape_reshape_in")
+    b.node("Reshape", ["ct_fix_shape_out1", "ct_fix_shape_reshape_mid"], ["ct_fix_shape_out2"],
+           name="ct_fix_transpose_out")
+    b.node("Reshape", ["ct_fix_shape_out2", "ct_fix_shape_reshape_out"], ["ct_fix_transpose_out_out"],
+           name="ct_fix_reshape_in")
+    b.output("y", [1, 4, 4, 6, 6])
+    b.output("ct_fix_transpose_in_out", [1, 8, 2, 3, 3])
+    b.output("ct_fix_transpose_out_out", [4, 1])
+    return b.model(), [{"x": [1, 8, 2, 3, 3], "ct_fix_reshape_mid_out": [1, 4]}], both(0, 1), \
+        "ConvTranspose 'ct' (W, B, y) in a model already holding nodes, values and initializers " \
+        "with the rewrite's first-choice names (and some '_2' names)"
+
+
+def fx_unnamed():
+    b = Builder("unnamed", 109)
+    x = b.input("x", [1, 4, 2, 3, 3])
+    a = b.convtranspose(x, "a", 4, 4, (2, 2, 2), (2, 2, 2))                         # node 0
+    r = b.node("Relu", [a], ["ConvTranspose_0_fix_convtranspose2d_out"])             # node 1
+    c = b.convtranspose(r, "c", 4, 2, (2, 2, 2), (2, 2, 2))                          # node 2
+    b.node("Relu", [c], ["ConvTranspose_2_fix_conv1x1x1_out"])                       # node 3
+    b.output("ConvTranspose_2_fix_conv1x1x1_out", [1, 2, 8, 12, 12])
+    return b.model(), [{"x": [1, 4, 2, 3, 3]}], both(0, 2), \
+        "two unnamed k2s2 ConvTranspose3d and two unnamed Relu (whose outputs take rewrite value names)"
+
+
+def fx_overlapping():
+    b = Builder("overlapping", 110)
+    x = b.input("x", [1, 4, 2, 3, 3])
+    b.convtranspose(x, "y", 4, 4, (3, 3, 3), (2, 2, 2), name="ct_overlap")
+    b.output("y", [1, 4, 5, 7, 7])
+    return b.model(), [{"x": [1, 4, 2, 3, 3]}], both(1, 0), \
+        "k3s2: overlapping on every axis, neither fix applies (model must stay equivalent)"
+
+
+# Extras beyond the brief's list -------------------------------------------------------------
+
+def fx_d_axis_blockers():
+    b = Builder("d_axis_blockers", 111)
+    x = b.input("x", [1, 4, 2, 3, 3])
+    b.convtranspose(x, "y_kd3", 4, 4, (3, 2, 2), (2, 2, 2), name="ct_kd3")            # kernel D 3 > stride D 2
+    b.convtranspose(x, "y_kd1", 4, 4, (1, 2, 2), (2, 2, 2), name="ct_kd1")            # kernel D 1 < stride D 2
+    b.convtranspose(x, "y_padd", 4, 4, (2, 2, 2), (2, 2, 2), name="ct_padd", pads=[1, 0, 0, 1, 0, 0])
+    b.convtranspose(x, "y_opd", 4, 4, (2, 2, 2), (2, 2, 2), name="ct_opd", output_padding=[1, 0, 0])
+    b.convtranspose(x, "y_dild", 4, 4, (2, 2, 2), (2, 2, 2), name="ct_dild", dilations=[2, 1, 1])
+    b.output("y_kd3", [1, 4, 5, 6, 6])
+    b.output("y_kd1", [1, 4, 3, 6, 6])
+    b.output("y_padd", [1, 4, 2, 6, 6])
+    b.output("y_opd", [1, 4, 5, 6, 6])
+    b.output("y_dild", [1, 4, 5, 6, 6])
+    return b.model(), [{"x": [1, 4, 2, 3, 3]}], both(1, 0), \
+        "extra: five D-stride-2 nodes each breaking one D-axis condition (kD!=sD twice, D pad, D output_padding, D dilation)"
+
+
+def fx_mixed():
+    b = Builder("mixed", 112)
+    x = b.input("x", [1, 4, 2, 3, 3])
+    h = b.convtranspose(x, "h", 4, 4, (3, 3, 3), (2, 2, 2), name="ct_overlap")       # [1,4,5,7,7]
+    b.convtranspose(h, "y", 4, 3, (2, 2, 2), (2, 2, 2), name="ct_fixable")           # [1,3,10,14,14]
+    b.output("y", [1, 3, 10, 14, 14])
+    return b.model(), [{"x": [1, 4, 2, 3, 3]}], both(1, 1), \
+        "extra: an unfixable k3s2 node feeding a fixable k2s2 node (one rewritten, exit 1)"
+
+
+def fx_implicit_attrs():
+    b = Builder("implicit_attrs", 113)
+    x = b.input("x", [1, 4, 2, 3, 5])
+    b.convtranspose(x, "y", 4, 3, (2, 3, 2), (2, 3, 2), name="ct_implicit", explicit_kernel=False)
+    b.output("y", [1, 3, 4, 9, 10])
+    return b.model(), [{"x": [1, 4, 2, 3, 5]}], both(0, 1), \
+        "extra: non-cubic kernel (2,3,2) = stride, kernel_shape/pads/dilations/group attributes absent"
+
+
+def fx_untouched():
+    b = Builder("untouched", 114)
+    x = b.input("x", [1, 4, 2, 3, 3])
+    x2 = b.input("x2", [1, 4, 3, 3])
+    h = b.convtranspose(x, "h", 4, 4, (1, 2, 2), (1, 2, 2), name="ct_bpu_ok")       # no error: stays
+    b.convtranspose(h, "y", 4, 2, (2, 2, 2), (2, 2, 2), name="ct_fixable")          # rewritten
+    b.convtranspose(x2, "y2d", 4, 2, (2, 2), (2, 2), name="ct_2d")                  # 2-D: stays
+    b.output("y", [1, 2, 4, 12, 12])
+    b.output("y2d", [1, 2, 6, 6])
+    return b.model(), [{"x": [1, 4, 2, 3, 3], "x2": [1, 4, 3, 3]}], both(0, 1), \
+        "extra: a BPU-legal 3-D ConvTranspose k(1,2,2)s(1,2,2) and a 2-D one stay; only the k2s2 node is rewritten"
+
+
+FIXTURES = [fx_case_study, fx_dynamic_batch, fx_no_bias, fx_groups, fx_hw_overlap, fx_shared_weights,
+            fx_shared_with_other_user, fx_name_collisions, fx_unnamed, fx_overlapping,
+            fx_d_axis_blockers, fx_mixed, fx_implicit_attrs, fx_untouched]
+
+
+def count_ct3d(model):
+    inits = {t.name: t for t in model.graph.initializer}
+    n = 0
+    for node in model.graph.node:
+        if node.op_type == "ConvTranspose" and node.domain in ("", "ai.onnx"):
+            if len(inits[node.input[1]].dims) == 5:
+                n += 1
+    return n
+
+
+def dims_of(vi):
+    out = []
+    for d in vi.type.tensor_type.shape.dim:
+        out.append(d.dim_param if d.HasField("dim_param") else d.dim_value)
+    return out
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write("usage: make_fixtures.py OUTDIR\n")
+        return 2
+    outdir = argv[1]
+    os.makedirs(outdir, exist_ok=True)
+    manifest = []
+    for fx in FIXTURES:
+        model, shape_sets, expect, description = fx()
+        name = model.graph.name
+        onnx.checker.check_model(model, full_check=True)
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        # The declared output shapes must be what inference derives (catches fixture typos).
+        got = {vi.name: vi for vi in inferred.graph.output}
+        for vi in model.graph.output:
+            assert dims_of(vi) == dims_of(got[vi.name]), (name, vi.name, dims_of(vi), dims_of(got[vi.name]))
+        total = count_ct3d(model)
+        for s in STRATEGIES:
+            assert 0 <= expect[s]["rewritten"] <= total, (name, s)
+        inputs = []
+        for vi in model.graph.input:
+            shape = dims_of(vi)
+            inputs.append({"name": vi.name, "dtype": "float32", "shape": shape,
+                           "dynamic": [d for d in shape if isinstance(d, str)]})
+        for ss in shape_sets:
+            assert sorted(ss) == sorted(i["name"] for i in inputs), (name, ss)
+            for i in inputs:
+                assert len(ss[i["name"]]) == len(i["shape"]), (name, i["name"])
+                for want, have in zip(i["shape"], ss[i["name"]]):
+                    assert isinstance(want, str) or want == have, (name, i["name"])
+        file = name + ".onnx"
+        shapes_file = name + ".shapes.json"
+        onnx.save(model, os.path.join(outdir, file))
+        with open(os.path.join(outdir, shapes_file), "w") as f:
+            json.dump(shape_sets, f)
+        manifest.append({"name": name, "file": file, "shapes_file": shapes_file, "inputs": inputs,
+                         "nodes": len(model.graph.node), "convtranspose3d_nodes": total,
+                         "expect": expect, "description": description})
+    with open(os.path.join(outdir, "fixtures.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    print("%d fixtures written to %s" % (len(manifest), outdir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
