@@ -400,8 +400,8 @@ std::string usage_block(const FixClass& f, const Params3d& p, const std::string&
     if (t.exact)
       out += "    # The padding/output_padding below reproduce them exactly.\n";
     else
-      out += "    # They are not expressible in PyTorch: the constructor below (padding = begins) is NOT an "
-             "exact match.\n";
+      out += "    # PyTorch cannot express them (it needs begins >= ends and output_padding + begins - ends < "
+             "max(stride, dilation)):\n    # the constructor below (padding = begins) is NOT an exact match.\n";
   }
   const std::vector<std::string> problems = precondition_problems(f, p);
   if (!problems.empty()) {

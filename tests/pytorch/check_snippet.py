@@ -287,9 +287,9 @@ def check_usage(ns, text, results):
         if b["path"]:
             placed.append((b["path"], layer, cls))
 
-    if any(b["warns"] for b in blocks):
-        # apply_bpu_lint_fixes would (rightly) raise on the warned block.
-        print("note: apply_bpu_lint_fixes not run: a block warns that its preconditions are not met")
+    if any(b["warns"] or b["inexact"] for b in blocks):
+        # A warned block would (rightly) raise; an inexact one has no layer placed to replace.
+        print("note: apply_bpu_lint_fixes not run: a block warns or has no exact constructor")
         return
     if not placed:
         return

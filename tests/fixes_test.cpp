@@ -1,0 +1,272 @@
+// The fix-it engine: plans (applicability, costs, ranking) and applying
+// (proof, splicing, weights, writing), on models built with the protobuf API.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "bpulint/fix_apply.h"
+#include "bpulint/fixes.h"
+#include "test_util.h"
+
+using namespace bpulint;
+using namespace bpulint::test;
+
+namespace {
+
+struct Layer {
+  int64_t c_in = 8, c_out = 4, group = 1;
+  std::vector<int64_t> kernel = {2, 2, 2}, strides = {2, 2, 2}, pads = {0, 0, 0, 0, 0, 0};
+  std::vector<int64_t> output_padding = {0, 0, 0}, dilations = {1, 1, 1};
+  bool bias = true;
+  std::string name = "ct";
+};
+
+onnx::TensorProto random_weights(const std::string& name, const std::vector<int64_t>& dims, unsigned seed) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t.add_dims(d);
+    n *= d;
+  }
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int64_t i = 0; i < n; ++i) t.add_float_data(dist(rng));
+  return t;
+}
+
+void add_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+// X [batch, c_in, 2, 3, 3] -> ConvTranspose -> Y (+ Relu so the graph has more than one node).
+onnx::ModelProto layer_model(const Layer& l, const std::string& batch = "1") {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("X");
+  auto* tt = x->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* shape = tt->mutable_shape();
+  if (batch == "N") shape->add_dim()->set_dim_param("N");
+  else shape->add_dim()->set_dim_value(std::stoll(batch));
+  for (int64_t d : {l.c_in, int64_t{2}, int64_t{3}, int64_t{3}}) shape->add_dim()->set_dim_value(d);
+  *g->add_initializer() = random_weights("W", {l.c_in, l.c_out / l.group, l.kernel[0], l.kernel[1], l.kernel[2]}, 1);
+  auto* n = g->add_node();
+  n->set_op_type("ConvTranspose");
+  n->set_name(l.name);
+  n->add_input("X");
+  n->add_input("W");
+  if (l.bias) {
+    *g->add_initializer() = random_weights("B", {l.c_out}, 2);
+    n->add_input("B");
+  }
+  n->add_output("Y");
+  add_ints(*n, "strides", l.strides);
+  add_ints(*n, "pads", l.pads);
+  add_ints(*n, "output_padding", l.output_padding);
+  add_ints(*n, "dilations", l.dilations);
+  auto* gr = n->add_attribute();
+  gr->set_name("group");
+  gr->set_type(onnx::AttributeProto::INT);
+  gr->set_i(l.group);
+  auto* r = g->add_node();
+  r->set_op_type("Relu");
+  r->set_name("relu");
+  r->add_input("Y");
+  r->add_output("Z");
+  g->add_output()->set_name("Z");
+  auto* zt = g->mutable_output(0)->mutable_type()->mutable_tensor_type();
+  zt->set_elem_type(onnx::TensorProto::FLOAT);
+  // The checker wants a shape on graph outputs: the ConvTranspose output size.
+  auto* zs = zt->mutable_shape();
+  if (batch == "N") zs->add_dim()->set_dim_param("N");
+  else zs->add_dim()->set_dim_value(std::stoll(batch));
+  zs->add_dim()->set_dim_value(l.c_out);
+  const int64_t in[3] = {2, 3, 3};
+  for (int a = 0; a < 3; ++a) {
+    zs->add_dim()->set_dim_value(l.strides[a] * (in[a] - 1) + l.output_padding[a] + (l.kernel[a] - 1) * l.dilations[a] +
+                                 1 - l.pads[a] - l.pads[a + 3]);
+  }
+  return m;
+}
+
+ModelReport lint_proto(const TempDir& dir, const onnx::ModelProto& m, const std::string& name = "m.onnx") {
+  ModelReport r = lint_model(save_model(dir, name, m), platform("j6p"), {});
+  INFO(r.error);
+  REQUIRE(r.ok);
+  return r;
+}
+
+const FixOption& option(const NodeFixPlan& plan, const std::string& id) {
+  for (const auto& o : plan.options) {
+    if (o.id == id) return o;
+  }
+  FAIL("no option " << id);
+  return plan.options.front();
+}
+
+}  // namespace
+
+TEST_CASE("case-study layers: both fixes apply, convtranspose2d recommended, channel costs") {
+  struct Case {
+    int64_t c_in, c_out, kd, ch_2d, ch_1x1x1;
+  };
+  for (const Case& c : {Case{128, 64, 5, 320, 1280}, Case{64, 48, 2, 96, 384}, Case{48, 32, 2, 64, 256}}) {
+    Layer l;
+    l.c_in = c.c_in;
+    l.c_out = c.c_out;
+    l.kernel = {c.kd, 2, 2};
+    l.strides = {c.kd, 2, 2};
+    TempDir dir;
+    const ModelReport r = lint_proto(dir, layer_model(l));
+    REQUIRE(r.fix_plans.size() == 1);
+    const NodeFixPlan& plan = r.fix_plans[0];
+    REQUIRE(plan.options.size() == 2);
+    CHECK(plan.options[0].id == "convtranspose2d");
+    CHECK(plan.options[0].recommended);
+    CHECK_FALSE(plan.options[1].recommended);
+    CHECK(option(plan, "convtranspose2d").cost.intermediate_channels == c.ch_2d);
+    CHECK(option(plan, "conv3d-1x1x1").cost.intermediate_channels == c.ch_1x1x1);
+    CHECK(option(plan, "convtranspose2d").new_violations.empty());
+    // Same work, different layout: MACs and intermediate elements agree.
+    CHECK(option(plan, "convtranspose2d").cost.macs == option(plan, "conv3d-1x1x1").cost.macs);
+    CHECK(option(plan, "convtranspose2d").cost.intermediate_bytes ==
+          4 * option(plan, "convtranspose2d").cost.intermediate_elements);
+  }
+}
+
+TEST_CASE("applicability: overlap on D declines both, overlap on H/W only conv3d-1x1x1") {
+  TempDir dir;
+  Layer overlapping;
+  overlapping.kernel = {3, 3, 3};
+  const ModelReport r = lint_proto(dir, layer_model(overlapping));
+  REQUIRE(r.fix_plans.size() == 1);
+  for (const auto& o : r.fix_plans[0].options) {
+    CHECK_FALSE(o.applicable);
+    CHECK(o.why_not.find("D axis overlaps (kernel 3 != stride 2)") != std::string::npos);
+  }
+  CHECK(r.fix_plans[0].recommended() == nullptr);
+
+  Layer hw;
+  hw.kernel = {2, 3, 3};
+  hw.pads = {0, 1, 1, 0, 1, 1};
+  hw.output_padding = {0, 1, 1};
+  const ModelReport h = lint_proto(dir, layer_model(hw), "hw.onnx");
+  REQUIRE(h.fix_plans.size() == 1);
+  CHECK(option(h.fix_plans[0], "convtranspose2d").applicable);
+  CHECK_FALSE(option(h.fix_plans[0], "conv3d-1x1x1").applicable);
+  CHECK(option(h.fix_plans[0], "conv3d-1x1x1").why_not.find("H axis overlaps") != std::string::npos);
+}
+
+TEST_CASE("applying: exact, written atomically beside the input, input untouched, re-lint clean") {
+  for (const std::string strategy : {"auto", "convtranspose2d", "conv3d-1x1x1"}) {
+    for (bool bias : {true, false}) {
+      for (int64_t group : {1, 2}) {
+        Layer l;
+        l.bias = bias;
+        l.group = group;
+        TempDir dir;
+        const std::string path = save_model(dir, "layer.onnx", layer_model(l, "N"));
+        const std::string before = read_file(path);
+        const ModelReport r = lint_model(path, platform("j6p"), {});
+        REQUIRE(r.ok);
+        const std::string out = dir.path("layer.fixed.onnx");
+        const FixRun run = apply_fixes(r, r.fix_plans, strategy, out);
+        INFO(strategy << " bias=" << bias << " group=" << group << " " << run.error);
+        REQUIRE(run.written);
+        REQUIRE(run.results.size() == 1);
+        CHECK(run.results[0].applied);
+        CHECK(run.results[0].max_abs_error <= 1e-5);
+        CHECK(run.results[0].verified_input_shape[0] == 2);  // dynamic batch proven with 2 items
+        CHECK(read_file(path) == before);
+        const ModelReport fixed = lint_model(out, platform("j6p"), {});
+        REQUIRE(fixed.ok);
+        CHECK(fixed.summary.errors == 0);
+        // Old weights are gone (no dead initializers); the graph keeps its names.
+        for (const auto& t : fixed.loaded->model->graph().initializer()) CHECK(t.name() != "W");
+        CHECK(fixed.loaded->model->graph().input(0).name() == "X");
+        CHECK(fixed.loaded->model->graph().output(0).name() == "Z");
+        size_t files = 0;
+        for (const auto& e : std::filesystem::directory_iterator(dir.dir())) files += e.is_regular_file() ? 1 : 0;
+        CHECK(files == 2);  // no temp file left behind
+      }
+    }
+  }
+}
+
+TEST_CASE("a forced strategy that does not apply leaves the node and says why") {
+  Layer hw;
+  hw.kernel = {2, 3, 3};
+  hw.pads = {0, 1, 1, 0, 1, 1};
+  TempDir dir;
+  const ModelReport r = lint_proto(dir, layer_model(hw));
+  const FixRun run = apply_fixes(r, r.fix_plans, "conv3d-1x1x1", dir.path("out.onnx"));
+  CHECK_FALSE(run.written);
+  REQUIRE(run.results.size() == 1);
+  CHECK_FALSE(run.results[0].applied);
+  CHECK(run.results[0].reason.find("conv3d-1x1x1 does not apply: H axis overlaps") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path("out.onnx")));
+}
+
+TEST_CASE("shared weights stay while another node reads them; names never collide") {
+  Layer l;
+  onnx::ModelProto m = layer_model(l);
+  auto* g = m.mutable_graph();
+  // Another reader of W, and values already named like the rewrite's first choices.
+  auto* reduce = g->add_node();
+  reduce->set_op_type("ReduceSum");
+  reduce->set_name("ct_fix_transpose_in");
+  reduce->add_input("W");
+  reduce->add_output("ct_fix_transpose_in_out");
+  g->add_output()->set_name("ct_fix_transpose_in_out");
+  g->mutable_output(1)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  g->mutable_output(1)->mutable_type()->mutable_tensor_type()->mutable_shape();  // ReduceSum keepdims=1 of W: rank 5
+  for (int64_t d : {int64_t{1}, int64_t{1}, int64_t{1}, int64_t{1}, int64_t{1}}) {
+    g->mutable_output(1)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  TempDir dir;
+  const ModelReport r = lint_proto(dir, m);
+  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("out.onnx"));
+  INFO(run.error);
+  REQUIRE(run.written);
+  const ModelReport fixed = lint_model(dir.path("out.onnx"), platform("j6p"), {});
+  REQUIRE(fixed.ok);
+  bool has_w = false;
+  std::set<std::string> node_names;
+  for (const auto& t : fixed.loaded->model->graph().initializer()) has_w = has_w || t.name() == "W";
+  for (const auto& n : fixed.loaded->model->graph().node()) CHECK(node_names.insert(n.name()).second);
+  CHECK(has_w);
+  CHECK(node_names.count("ct_fix_transpose_in_2") == 1);
+}
+
+TEST_CASE("--fix on the example: all three layers, both strategies, and the input is never overwritten") {
+  const std::string example = std::string(BPULINT_SOURCE_DIR) + "/examples/case_study.onnx";
+  TempDir dir;
+  for (const char* strategy : {"convtranspose2d", "conv3d-1x1x1"}) {
+    const std::string out = dir.path(std::string(strategy) + ".onnx");
+    const CommandResult r = run_bpu_lint({example, "--fix", "--fix-strategy", strategy, "--fixed-model", out});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("fixed 3 of 3 nodes; wrote " + out) != std::string::npos);
+    CHECK(r.out.find("max abs error 0") != std::string::npos);
+    CHECK(r.out.find(out + ": ") != std::string::npos);
+    CHECK(r.out.find("0 on CPU, 6 folded; 0 CPU islands") != std::string::npos);
+  }
+  const std::string before = read_file(example);
+  const CommandResult same = run_bpu_lint({example, "--fix", "--fixed-model", example});
+  CHECK(same.exit_code == 2);
+  CHECK(same.out.find("refusing to overwrite the input model") != std::string::npos);
+  CHECK(read_file(example) == before);
+  CHECK(run_bpu_lint({example, "--fixed-model", dir.path("x.onnx")}).exit_code == 2);  // needs --fix
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Real-runtime oracle for `bpu-lint --fix`: builds the fixture models, runs the fixer on each with
+# each strategy, then checks the exit code, that the input file is byte-identical afterwards, the
+# fixed model's structure (check_fixed.py) and its outputs against the original's under ONNX
+# Runtime (compare.js).
+#
+# Usage: tests/oracle/run_oracle.sh BPU_LINT [WORKDIR]
+#   BPU_LINT  the bpu-lint binary (or tests/oracle/reference_fix.py to test the oracle itself)
+#   WORKDIR   scratch folder, default build/oracle under the project root; onnxruntime-node is
+#             installed there once (npm install --ignore-scripts), fixtures and per-case files
+#             (input copy, fixed model, logs) are rewritten on every run.
+# Env: ORACLE_PYTHON (default /usr/bin/python3, needs onnx + numpy), ORACLE_ORT_VERSION
+#      (default 1.30.0), ORACLE_TOL (compare tolerance, default 1e-4), ORACLE_ORT_OPT (ORT graph
+#      optimization level, default disabled), ORACLE_TIMEOUT (seconds per bpu-lint run, default 120).
+# Prints one line per case, `PASS name` or `FAIL name: reasons`, and last exactly one line
+# `N passed, M failed`. Exit 0 if nothing failed, 1 otherwise, 2 if the harness cannot start.
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+PY="${ORACLE_PYTHON:-/usr/bin/python3}"
+ORT_VERSION="${ORACLE_ORT_VERSION:-1.30.0}"
+TIMEOUT="${ORACLE_TIMEOUT:-120}"
+STRATEGIES=(convtranspose2d conv3d-1x1x1)
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "usage: $0 BPU_LINT [WORKDIR]" >&2
+  exit 2
+fi
+BPU_LINT="$1"
+WORKDIR="${2:-$ROOT/build/oracle}"
+if [ ! -x "$BPU_LINT" ]; then
+  echo "run_oracle: $BPU_LINT is not an executable file" >&2
+  exit 2
+fi
+mkdir -p "$WORKDIR" || exit 2
+WORKDIR="$(cd "$WORKDIR" && pwd)"
+
+# --- onnxruntime-node, installed once ------------------------------------------------------------
+export NODE_PATH="$WORKDIR/node_modules"
+if [ ! -f "$WORKDIR/node_modules/onnxruntime-node/package.json" ]; then
+  echo "run_oracle: installing onnxruntime-node@$ORT_VERSION into $WORKDIR" >&2
+  # A package.json of its own keeps npm from picking a parent folder as the project.
+  [ -f "$WORKDIR/package.json" ] || printf '{\n  "name": "bpu-lint-oracle",\n  "private": true\n}\n' \
+    > "$WORKDIR/package.json"
+  if ! (cd "$WORKDIR" && npm install --ignore-scripts --no-audit --no-fund \
+          "onnxruntime-node@$ORT_VERSION" >&2); then
+    echo "run_oracle: npm install of onnxruntime-node failed" >&2
+    exit 2
+  fi
+fi
+if ! node -e "require('onnxruntime-node')" 2>/dev/null; then
+  echo "run_oracle: onnxruntime-node in $WORKDIR/node_modules does not load" >&2
+  exit 2
+fi
+
+# --- fixtures ------------------------------------------------------------------------------------
+FIX="$WORKDIR/fixtures"
+CASES="$WORKDIR/cases"
+rm -rf "$FIX" "$CASES"
+mkdir -p "$CASES"
+if ! "$PY" "$HERE/make_fixtures.py" "$FIX" >"$WORKDIR/make_fixtures.log" 2>&1; then
+  echo "run_oracle: make_fixtures.py failed:" >&2
+  cat "$WORKDIR/make_fixtures.log" >&2
+  exit 2
+fi
+
+# One line per fixture: name file shapes_file exit_ct2d rewritten_ct2d exit_c3d rewritten_c3d
+if ! PLAN="$("$PY" - "$FIX/fixtures.json" <<'EOF'
+import json, sys
+for f in json.load(open(sys.argv[1])):
+    e = f["expect"]
+    print(f["name"], f["file"], f["shapes_file"], e["convtranspose2d"]["exit"],
+          e["convtranspose2d"]["rewritten"], e["conv3d-1x1x1"]["exit"], e["conv3d-1x1x1"]["rewritten"])
+EOF
+)"; then
+  echo "run_oracle: cannot read $FIX/fixtures.json" >&2
+  exit 2
+fi
+
+passed=0
+failed=0
+REASONS=()
+
+# Prints the first line of a file, trimmed, for a one-line reason.
+first_line() { head -n 1 "$1" 2>/dev/null | cut -c1-240; }
+
+report() { # report CASE_NAME (uses REASONS)
+  if [ ${#REASONS[@]} -eq 0 ]; then
+    echo "PASS $1"
+    passed=$((passed + 1))
+  else
+    local IFS=';'
+    echo "FAIL $1: ${REASONS[*]}"
+    failed=$((failed + 1))
+  fi
+}
+
+run_checks() { # run_checks ORIG FIXED EXPECTED_REWRITTEN SHAPES LOGDIR [STRATEGY]
+  local orig="$1" fixed="$2" expected="$3" shapes="$4" logdir="$5" strategy="${6:-}"
+  local args=("$orig" "$fixed" "$expected")
+  [ -n "$strategy" ] && args+=(--strategy "$strategy")
+  if ! "$PY" "$HERE/check_fixed.py" "${args[@]}" >"$logdir/check_fixed.log" 2>&1; then
+    local n first
+    n="$(grep -c '^problem: ' "$logdir/check_fixed.log")"
+    first="$(grep -m1 '^problem: ' "$logdir/check_fixed.log" | sed 's/^problem: //' | cut -c1-240)"
+    [ -n "$first" ] || first="$(first_line "$logdir/check_fixed.log")"
+    REASONS+=(" check_fixed: $n problem(s), first: $first")
+  fi
+  if ! node "$HERE/compare.js" "$orig" "$fixed" "$shapes" >"$logdir/compare.log" 2>&1; then
+    local first
+    first="$(grep -m1 '^FAIL' "$logdir/compare.log" | cut -c1-240)"
+    [ -n "$first" ] || first="$(first_line "$logdir/compare.log")"
+    REASONS+=(" compare: $first")
+  fi
+}
+
+while read -r -u 3 name file shapes exit_ct2d rew_ct2d exit_c3d rew_c3d; do
+  orig="$FIX/$file"
+  shapes_path="$FIX/$shapes"
+
+  # Baseline: the fixture has error-level findings, and the oracle accepts ORIG vs ORIG.
+  REASONS=()
+  dir="$CASES/$name.baseline"
+  mkdir -p "$dir"
+  cp "$orig" "$dir/input.onnx"
+  timeout "$TIMEOUT" "$BPU_LINT" "$dir/input.onnx" --platform j6p >"$dir/lint.out" 2>"$dir/lint.err"
+  rc=$?
+  [ "$rc" -eq 1 ] || REASONS+=(" plain lint exit $rc, expected 1 (the fixture must have error-level findings)")
+  run_checks "$orig" "$orig" 0 "$shapes_path" "$dir"
+  report "$name baseline"
+
+  for s in "${STRATEGIES[@]}"; do
+    if [ "$s" = convtranspose2d ]; then want_exit=$exit_ct2d; want_rew=$rew_ct2d
+    else want_exit=$exit_c3d; want_rew=$rew_c3d; fi
+    REASONS=()
+    dir="$CASES/$name.$s"
+    mkdir -p "$dir"
+    input="$dir/input.onnx"
+    out="$dir/fixed.onnx"
+    cp "$orig" "$input"
+    before="$(sha256sum "$input" | cut -d' ' -f1)"
+    timeout "$TIMEOUT" "$BPU_LINT" "$input" --platform j6p --fix --fix-strategy "$s" \
+      --fixed-model "$out" >"$dir/lint.out" 2>"$dir/lint.err"
+    rc=$?
+    after="$(sha256sum "$input" | cut -d' ' -f1)"
+    [ "$before" = "$after" ] || REASONS+=(" input model modified (sha256 $before -> $after)")
+    if [ "$rc" -ne "$want_exit" ]; then
+      msg=" exit $rc, expected $want_exit"
+      [ "$rc" -eq 124 ] && msg="$msg (timed out after ${TIMEOUT}s)"
+      err="$(first_line "$dir/lint.err")"
+      [ -n "$err" ] && msg="$msg (stderr: $err)"
+      REASONS+=("$msg")
+    fi
+    if [ ! -s "$out" ]; then
+      REASONS+=(" fixed model not written")
+    else
+      run_checks "$orig" "$out" "$want_rew" "$shapes_path" "$dir" "$s"
+    fi
+    report "$name $s"
+  done
+done 3<<<"$PLAN"
+
+[ "$failed" -eq 0 ] || echo "logs: $CASES/<fixture>.<strategy>/" >&2
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
