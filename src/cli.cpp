@@ -12,6 +12,7 @@
 #include "bpulint/fix_apply.h"
 #include "bpulint/lint.h"
 #include "bpulint/model_writer.h"
+#include "bpulint/pytorch_snippet.h"
 #include "bpulint/render_text.h"
 
 namespace bpulint {
@@ -131,6 +132,11 @@ void print_rule(const Rule& r, const std::vector<std::string>& platforms) {
 }
 
 int cmd_explain(const RuleDatabase& db, const std::string& id) {
+  if (const FixKind* fix = find_fix_kind(id)) {
+    std::cout << fix->id << ": " << fix->title << " (" << fix->safety << ")\n\nPyTorch replacement (build it from the original nn.ConvTranspose3d):\n\n"
+              << "import torch\nfrom torch import nn\n\n" << pytorch_module_source(fix->id);
+    return kExitClean;
+  }
   for (const auto& r : builtin_rules()) {
     if (r.id == id || r.name == id) {
       print_rule(r, {});
@@ -162,7 +168,35 @@ struct LintOptions {
   bool fix = false;
   std::string fix_strategy = "auto";
   std::string fixed_model;  // only with one model
+  std::string pytorch_snippet;  // only with one model
 };
+
+// The PyTorch replacements for every node with an applicable fix (the chosen
+// strategy's, else the recommended one).
+bool write_pytorch_snippet(const ModelReport& report, const LintOptions& o) {
+  std::vector<SnippetLayer> layers;
+  for (const auto& plan : report.fix_plans) {
+    const FixOption* chosen = nullptr;
+    for (const auto& opt : plan.options) {
+      if (opt.applicable && (o.fix_strategy == "auto" ? opt.recommended : opt.id == o.fix_strategy)) chosen = &opt;
+    }
+    if (chosen == nullptr) continue;
+    const auto& node = report.facts.nodes[static_cast<size_t>(plan.node)];
+    layers.push_back({chosen->id, plan.params, torch_module_path(node.name)});
+  }
+  if (layers.empty()) {
+    std::cout << report.path << ": no layer has an applicable fix; no PyTorch snippet written\n";
+    return true;
+  }
+  std::string error;
+  if (!write_file_atomic(o.pytorch_snippet, pytorch_snippet_file(layers), error)) {
+    std::cerr << o.pytorch_snippet << ": error: " << error << "\n";
+    return false;
+  }
+  std::cout << report.path << ": wrote PyTorch replacements for " << layers.size() << " layer"
+            << (layers.size() == 1 ? "" : "s") << " to " << o.pytorch_snippet << "\n";
+  return true;
+}
 
 // --fix for one model: rewrite, prove, write, then lint the written model.
 // Returns the report whose errors decide the exit code.
@@ -205,6 +239,7 @@ int cmd_lint(const std::vector<std::string>& models, const Platform& platform, c
       continue;
     }
     render_text(std::cout, *report, platform, o.text);
+    if (!o.pytorch_snippet.empty() && !write_pytorch_snippet(*report, o)) broken = true;
     const ModelReport* verdict = report.get();
     if (o.fix) {
       fixed = fix_model(*report, platform, o, broken);
@@ -247,6 +282,8 @@ int run_cli(int argc, char** argv) {
   app.add_option("--fix-strategy", lint.fix_strategy, "auto (each node's recommended fix) or a fix id")
       ->check(CLI::IsMember({"auto", "convtranspose2d", "conv3d-1x1x1"}));
   app.add_option("--fixed-model", lint.fixed_model, "Where --fix writes (default: <stem>.fixed.onnx beside the input)");
+  app.add_option("--pytorch-snippet", lint.pytorch_snippet,
+                 "Write nn.Module replacements for the fixable layers (PyTorch source) to this file");
   app.add_option("--rules-dir", rules_dir, "Load rule files from this folder instead of the built-in database");
 
   auto* rules_cmd = app.add_subcommand("rules", "List a platform's rules and op classes");
@@ -294,6 +331,10 @@ int run_cli(int argc, char** argv) {
   facts.ignore_missing_inputs = models.size() > 1;
   if (!lint.fixed_model.empty() && (!lint.fix || models.size() != 1)) {
     std::cerr << "bpu-lint: --fixed-model needs --fix and exactly one model\n";
+    return kExitError;
+  }
+  if (!lint.pytorch_snippet.empty() && models.size() != 1) {
+    std::cerr << "bpu-lint: --pytorch-snippet needs exactly one model\n";
     return kExitError;
   }
   lint.facts = facts;

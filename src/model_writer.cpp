@@ -69,6 +69,32 @@ bool embed_payloads(const LoadedModel& source, onnx::ModelProto& model, bool sam
 
 }  // namespace
 
+bool write_file_atomic(const std::string& path, const std::string& bytes, std::string& error) {
+  const std::string dir = folder_of(path);
+  std::string tmp = (fs::path(dir) / ("." + fs::path(path).filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) {
+    error = "cannot create a temporary file in '" + dir + "': " + std::strerror(errno);
+    return false;
+  }
+  const mode_t mask = umask(0);
+  umask(mask);
+  bool ok = fchmod(fd, 0666 & ~mask) == 0;
+  for (size_t done = 0; ok && done < bytes.size();) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) ok = false;
+    else done += static_cast<size_t>(n);
+  }
+  ok = ok && fsync(fd) == 0;
+  ok = close(fd) == 0 && ok;
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+    error = "cannot write '" + path + "': " + std::strerror(errno ? errno : EIO);
+    unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
 std::string default_fixed_path(const std::string& input_path) {
   fs::path p(input_path);
   const std::string stem = p.extension() == ".onnx" ? p.stem().string() : p.filename().string();

@@ -85,11 +85,11 @@ bool guarded(std::string& error, const char* prefix, Body&& body) {
 
 struct ConvGeometry {
   bool transposed = false;
-  int64_t batch = 0, group = 1, cin_g = 0, cout_g = 0;  // channels per group
+  int64_t batch = 0, group = 1, cin_g = 0, cout_g = 0;    // channels per group
   int64_t kernel_count = 1, in_plane = 1, out_plane = 1;  // spatial element counts
   std::vector<int64_t> in_spatial, kernel, out_spatial;
-  std::vector<int64_t> strides, dilations, pads;         // pads: begins then ends
-  std::vector<int64_t> out_shape;                        // [N, C_out, out_spatial...]
+  std::vector<int64_t> strides, dilations, pads;  // pads: begins then ends
+  std::vector<int64_t> out_shape;                 // [N, C_out, out_spatial...]
 };
 
 // Expands an optional per-dim attribute to `count` entries (default `def`),
@@ -104,7 +104,8 @@ bool resolve_list(const std::vector<int64_t>& given, size_t count, int64_t def, 
     return fail(error, std::string(name) + " has " + std::to_string(given.size()) + " entries, expected " +
                            std::to_string(count));
   for (int64_t v : given) {
-    if (v < min) return fail(error, std::string(name) + " " + shape_str(given) + " has a value below " + std::to_string(min));
+    if (v < min)
+      return fail(error, std::string(name) + " " + shape_str(given) + " has a value below " + std::to_string(min));
   }
   out = given;
   return true;
@@ -121,8 +122,8 @@ bool resolve_channels(const Tensor& x, const Tensor& w, ConvGeometry& g, std::st
       return fail(error, "weight dim 0 (" + std::to_string(w.shape[0]) + ") must equal the input channels (" +
                              std::to_string(c_in) + ")");
     if (c_in % g.group != 0)
-      return fail(error, "input channels (" + std::to_string(c_in) + ") are not divisible by group " +
-                             std::to_string(g.group));
+      return fail(
+          error, "input channels (" + std::to_string(c_in) + ") are not divisible by group " + std::to_string(g.group));
     g.cin_g = c_in / g.group;
     g.cout_g = w.shape[1];
   } else {
@@ -145,7 +146,8 @@ bool output_extent(const ConvGeometry& g, size_t d, int64_t out_pad, int64_t& ou
   const int64_t pb = g.pads[d], pe = g.pads[d + g.kernel.size()];
   const std::string where = " in spatial dim " + std::to_string(d);
   int64_t ext = 0;  // dilated kernel extent (k-1)*dil + 1
-  if (!checked_mul(k - 1, dil, ext) || !checked_add(ext, 1, ext)) return fail(error, "dilated kernel overflows" + where);
+  if (!checked_mul(k - 1, dil, ext) || !checked_add(ext, 1, ext))
+    return fail(error, "dilated kernel overflows" + where);
   if (g.transposed) {
     int64_t t = 0;
     if (!checked_mul(s, in - 1, t) || !checked_add(t, out_pad, t) || !checked_add(t, ext, t))
@@ -177,8 +179,8 @@ bool check_work(const ConvGeometry& g, std::string& error) {
   int64_t macs = 0;
   if (!checked_mul(g.batch, channels, macs) || !checked_mul(macs, plane, macs) || !checked_mul(macs, inner, macs) ||
       !checked_mul(macs, g.kernel_count, macs) || macs > kMaxConvMacs)
-    return fail(error, "work exceeds the reference-kernel limit of " + std::to_string(kMaxConvMacs) +
-                           " multiply-accumulates");
+    return fail(error,
+                "work exceeds the reference-kernel limit of " + std::to_string(kMaxConvMacs) + " multiply-accumulates");
   return true;
 }
 
@@ -186,7 +188,8 @@ bool plan_conv(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvA
                ConvGeometry& g, std::string& error) {
   if (!validate_tensor(x, "input", error) || !validate_tensor(w, "weight", error)) return false;
   if (bias && !validate_tensor(*bias, "bias", error)) return false;
-  if (x.shape.size() < 3) return fail(error, "input shape " + shape_str(x.shape) + " needs rank >= 3 [N, C, spatial...]");
+  if (x.shape.size() < 3)
+    return fail(error, "input shape " + shape_str(x.shape) + " needs rank >= 3 [N, C, spatial...]");
   if (w.shape.size() != x.shape.size())
     return fail(error, "weight shape " + shape_str(w.shape) + " and input shape " + shape_str(x.shape) +
                            " have different ranks");
@@ -326,10 +329,9 @@ void run_conv(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Ten
         for (int64_t icl = 0; icl < g.cin_g; ++icl) {
           const int64_t ic = grp * g.cin_g + icl;
           const float* x_plane = x.data.data() + (n * c_in + ic) * g.in_plane;
-          const float* filter = w.data.data() + (g.transposed ? (ic * g.cout_g + ocl) : (oc * g.cin_g + icl)) *
-                                                     g.kernel_count;
-          for (const Tap& t : taps)
-            accumulate_box(acc.data() + t.dst_base, x_plane + t.src_base, filter[t.kpos], t, 0);
+          const float* filter =
+              w.data.data() + (g.transposed ? (ic * g.cout_g + ocl) : (oc * g.cin_g + icl)) * g.kernel_count;
+          for (const Tap& t : taps) accumulate_box(acc.data() + t.dst_base, x_plane + t.src_base, filter[t.kpos], t, 0);
         }
         float* y_plane = y.data.data() + (n * c_out + oc) * g.out_plane;
         for (int64_t i = 0; i < g.out_plane; ++i) y_plane[i] = static_cast<float>(acc[i]);
@@ -352,8 +354,8 @@ bool reshape_impl(const Tensor& x, const std::vector<int64_t>& target, Tensor& y
   if (!validate_tensor(x, "input", error)) return false;
   const int64_t total = static_cast<int64_t>(x.data.size());
   std::vector<int64_t> shape(target.size());
-  int64_t known = 1;       // product of the dims other than -1
-  int64_t infer_at = -1;   // index of the -1, if any
+  int64_t known = 1;      // product of the dims other than -1
+  int64_t infer_at = -1;  // index of the -1, if any
   for (size_t i = 0; i < target.size(); ++i) {
     const int64_t v = target[i];
     if (v == -1) {
@@ -464,8 +466,9 @@ bool int64s_from_proto(const onnx::TensorProto& t, std::vector<int64_t>& out, st
     if (!raw_size_ok(t, n, 8, error)) return false;
     for (int64_t i = 0; i < n; ++i) out.push_back(static_cast<int64_t>(load_le(t.raw_data().data() + 8 * i, 8)));
   } else {
-    if (t.int64_data_size() != n) return fail(error, name + " has " + std::to_string(t.int64_data_size()) +
-                                                         " int64_data values, expected " + std::to_string(n));
+    if (t.int64_data_size() != n)
+      return fail(error, name + " has " + std::to_string(t.int64_data_size()) + " int64_data values, expected " +
+                             std::to_string(n));
     out.assign(t.int64_data().begin(), t.int64_data().end());
   }
   return true;
@@ -524,13 +527,19 @@ bool parse_conv_attrs(const onnx::NodeProto& node, bool transposed, ConvAttrs& a
     if (!check_attr_header(attr, seen, error)) return false;
     const std::string& n = attr.name();
     bool ok = true;
-    if (n == "strides") ok = ints_attr(attr, a.strides, error);
-    else if (n == "pads") ok = ints_attr(attr, a.pads, error);
-    else if (n == "dilations") ok = ints_attr(attr, a.dilations, error);
-    else if (n == "group") ok = int_attr(attr, a.group, error);
-    else if (n == "kernel_shape") ok = has_kernel_shape = ints_attr(attr, kernel_shape, error);
-    else if (transposed && n == "output_padding") ok = ints_attr(attr, a.output_padding, error);
-    else if (n == "auto_pad") {
+    if (n == "strides") {
+      ok = ints_attr(attr, a.strides, error);
+    } else if (n == "pads") {
+      ok = ints_attr(attr, a.pads, error);
+    } else if (n == "dilations") {
+      ok = ints_attr(attr, a.dilations, error);
+    } else if (n == "group") {
+      ok = int_attr(attr, a.group, error);
+    } else if (n == "kernel_shape") {
+      ok = has_kernel_shape = ints_attr(attr, kernel_shape, error);
+    } else if (transposed && n == "output_padding") {
+      ok = ints_attr(attr, a.output_padding, error);
+    } else if (n == "auto_pad") {
       if (attr.type() != onnx::AttributeProto::STRING || attr.s() != "NOTSET")
         return fail(error, "auto_pad must be NOTSET (got '" + attr.s() + "')");
     } else if (transposed && n == "output_shape") {
@@ -554,9 +563,10 @@ bool run_conv_node(const Env& env, const onnx::NodeProto& node, bool transposed,
   const Tensor *x = nullptr, *w = nullptr, *b = nullptr;
   if (!float_input(env, node, 0, x_store, x, error) || !float_input(env, node, 1, w_store, w, error)) return false;
   if (node.input_size() == 3 && !node.input(2).empty() && !float_input(env, node, 2, b_store, b, error)) return false;
-  if (has_kernel_shape && (w->shape.size() < 2 || !std::equal(kernel_shape.begin(), kernel_shape.end(),
-                                                              w->shape.begin() + 2, w->shape.end())))
-    return fail(error, "kernel_shape " + shape_str(kernel_shape) + " does not match weight shape " + shape_str(w->shape));
+  if (has_kernel_shape && (w->shape.size() < 2 ||
+                           !std::equal(kernel_shape.begin(), kernel_shape.end(), w->shape.begin() + 2, w->shape.end())))
+    return fail(error,
+                "kernel_shape " + shape_str(kernel_shape) + " does not match weight shape " + shape_str(w->shape));
   return conv_impl(*x, *w, b, a, transposed, y, error);
 }
 
@@ -606,11 +616,17 @@ bool run_node(const Env& env, const onnx::NodeProto& node, std::string& error) {
   Tensor y;
   const std::string& op = node.op_type();
   bool ok = false;
-  if (op == "Conv") ok = run_conv_node(env, node, false, y, error);
-  else if (op == "ConvTranspose") ok = run_conv_node(env, node, true, y, error);
-  else if (op == "Reshape") ok = run_reshape_node(env, node, y, error);
-  else if (op == "Transpose") ok = run_transpose_node(env, node, y, error);
-  else return fail(error, "unsupported op");
+  if (op == "Conv") {
+    ok = run_conv_node(env, node, false, y, error);
+  } else if (op == "ConvTranspose") {
+    ok = run_conv_node(env, node, true, y, error);
+  } else if (op == "Reshape") {
+    ok = run_reshape_node(env, node, y, error);
+  } else if (op == "Transpose") {
+    ok = run_transpose_node(env, node, y, error);
+  } else {
+    return fail(error, "unsupported op");
+  }
   if (!ok) return false;
   env.values[node.output(0)] = std::move(y);
   return true;

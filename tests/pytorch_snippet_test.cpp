@@ -67,8 +67,8 @@ int run(const std::string& command, std::string& output) {
 // torch is a test dependency (installed by the set-up script): its absence is
 // a failure with a clear message, never a silent skip.
 void require_torch() {
-  std::string out;
-  const int rc = run(std::string(kPython) + " -c 'import torch'", out);
+  static std::string out;
+  static const int rc = run(std::string(kPython) + " -c 'import torch'", out);  // once: importing takes ~1 s
   REQUIRE_MESSAGE(rc == 0, kPython << " cannot import torch; the PyTorch snippet checks need it "
                                       "(install torch for the system python). Output:\n"
                                    << out);

@@ -2,8 +2,9 @@
 // values come from the ONNX operator docs or from a naive Python transcription
 // of the ONNX definitions (integer-valued inputs, so results are exact).
 
-#include <doctest/doctest.h>
+#include "bpulint/reference_kernels.h"
 
+#include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
@@ -11,8 +12,6 @@
 #include <functional>
 #include <limits>
 #include <stdexcept>
-
-#include "bpulint/reference_kernels.h"
 
 using namespace bpulint;
 
@@ -130,8 +129,8 @@ Tensor naive_conv_transpose(const Tensor& x, const Tensor& w, const Tensor* bias
   const int64_t c_out = cout_g * a.group;
   std::vector<int64_t> out(r);
   for (size_t d = 0; d < r; ++d)
-    out[d] = a.strides[d] * (in[d] - 1) + a.output_padding[d] + (k[d] - 1) * a.dilations[d] + 1 - a.pads[d] -
-             a.pads[d + r];
+    out[d] =
+        a.strides[d] * (in[d] - 1) + a.output_padding[d] + (k[d] - 1) * a.dilations[d] + 1 - a.pads[d] - a.pads[d + r];
   Tensor y{{n_batch, c_out}, {}};
   y.shape.insert(y.shape.end(), out.begin(), out.end());
   y.data.resize(static_cast<size_t>(y.size()));
@@ -336,12 +335,13 @@ TEST_CASE("conv: ONNX docs examples (5x5 and 7x5 input, 3x3 ones kernel)") {
   const Tensor w = filled({1, 1, 3, 3}, 1);
   ConvAttrs a;
   a.pads = {1, 1, 1, 1};
-  check_tensor(run_conv(iota({1, 1, 5, 5}), w, a), {1, 1, 5, 5},
-               {12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108, 117, 81, 93, 144, 153, 162, 111, 72, 111, 117,
-                123, 84});
+  check_tensor(
+      run_conv(iota({1, 1, 5, 5}), w, a), {1, 1, 5, 5},
+      {12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108, 117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
   check_tensor(run_conv(iota({1, 1, 5, 5}), w, {}), {1, 1, 3, 3}, {54, 63, 72, 99, 108, 117, 144, 153, 162});
   a.strides = {2, 2};
-  check_tensor(run_conv(iota({1, 1, 7, 5}), w, a), {1, 1, 4, 3}, {12, 27, 24, 63, 108, 81, 123, 198, 141, 112, 177, 124});
+  check_tensor(run_conv(iota({1, 1, 7, 5}), w, a), {1, 1, 4, 3},
+               {12, 27, 24, 63, 108, 81, 123, 198, 141, 112, 177, 124});
   a.pads = {};
   check_tensor(run_conv(iota({1, 1, 7, 5}), w, a), {1, 1, 3, 2}, {54, 72, 144, 162, 234, 252});
 }
@@ -349,7 +349,8 @@ TEST_CASE("conv: ONNX docs examples (5x5 and 7x5 input, 3x3 ones kernel)") {
 TEST_CASE("conv_transpose: ONNX docs 3x3 input, 2 filters") {
   const Tensor x = iota({1, 1, 3, 3});
   const Tensor w = filled({1, 2, 3, 3}, 1);
-  const std::vector<float> plane = {0, 1, 3, 3, 2, 3, 8, 15, 12, 7, 9, 21, 36, 27, 15, 9, 20, 33, 24, 13, 6, 13, 21, 15, 8};
+  const std::vector<float> plane = {0,  1,  3, 3,  2,  3,  8,  15, 12, 7,  9,  21, 36,
+                                    27, 15, 9, 20, 33, 24, 13, 6,  13, 21, 15, 8};
   std::vector<float> both = plane;
   both.insert(both.end(), plane.begin(), plane.end());
   check_tensor(run_ct(x, w, {}), {1, 2, 5, 5}, both);
@@ -390,8 +391,8 @@ TEST_CASE("conv_transpose: ONNX docs 1-D, dilations and group examples") {
   ConvAttrs grp;
   grp.group = 2;
   check_tensor(run_ct(iota({1, 2, 3, 3}), filled({2, 1, 3, 3}, 1), grp), {1, 2, 5, 5},
-               {0,  1,  3,  3,   2,  3,  8,  15, 12, 7,  9,  21, 36, 27, 15, 9,  20, 33, 24, 13, 6,  13, 21, 15, 8,
-                9,  19, 30, 21,  11, 21, 44, 69, 48, 25, 36, 75, 117, 81, 42, 27, 56, 87, 60, 31, 15, 31, 48, 33, 17});
+               {0, 1,  3,  3,  2,  3,  8,  15, 12, 7,  9,  21, 36,  27, 15, 9,  20, 33, 24, 13, 6,  13, 21, 15, 8,
+                9, 19, 30, 21, 11, 21, 44, 69, 48, 25, 36, 75, 117, 81, 42, 27, 56, 87, 60, 31, 15, 31, 48, 33, 17});
 }
 
 TEST_CASE("conv_transpose: ONNX docs 3-D example") {
@@ -422,15 +423,15 @@ TEST_CASE("conv_transpose: 3-D with every attribute at once (Python reference)")
   a.pads = {1, 0, 0, 0, 1, 1};
   a.dilations = {1, 2, 1};
   a.output_padding = {1, 0, 1};
-  check_tensor(run_ct(x, w, a, &b), {1, 2, 4, 3, 5},
-               {-0.5, 5.5,  0.5,  1.5,  -0.5, -7.5, -7.5, 7.5,  3.5,  -1.5, 3.5,  2.5,  -8.5, 2.5,  0.5,
-                -0.5, 0.5,  -0.5, -2.5, 3.5,  1.5,  -0.5, -10.5, 6.5, 6.5,  2.5,  3.5,  -0.5, -5.5, 0.5,
-                5.5,  -0.5, -0.5, 5.5,  -2.5, 3.5,  1.5,  -8.5, -7.5, 6.5,  -5.5, 2.5,  6.5,  2.5,  -5.5,
-                0.5,  0.5,  0.5,  0.5,  0.5,  0.5,  0.5,  0.5,  0.5,  0.5,  0.5,  0.5,  0.5,  0.5,  0.5,
-                -4.5, 0.5,  4.5,  -9.5, 4.5,  -1.5, 0.5,  -10.5, 0.5, 1.5,  -3.5, 1.5,  5.5,  -9.5, -9.5,
-                0.5,  -7.5, 0.5,  -1.5, -3.5, -9.5, 4.5,  6.5,  -4.5, -2.5, -2.5, 3.5,  -1.5, -0.5, -2.5,
-                1.5,  0.5,  -10.5, 0.5, -1.5, 4.5,  -9.5, 4.5,  0.5,  -4.5, -1.5, -2.5, 1.5,  1.5,  -0.5,
-                -1.5, -1.5, -1.5, -1.5, -1.5, -1.5, -1.5, -1.5, -1.5, -1.5, -1.5, -1.5, -1.5, -1.5, -1.5});
+  check_tensor(
+      run_ct(x, w, a, &b), {1, 2, 4, 3, 5},
+      {-0.5, 5.5,  0.5,   1.5,  -0.5,  -7.5, -7.5, 7.5,  3.5,  -1.5, 3.5,  2.5,  -8.5, 2.5,   0.5,  -0.5, 0.5,  -0.5,
+       -2.5, 3.5,  1.5,   -0.5, -10.5, 6.5,  6.5,  2.5,  3.5,  -0.5, -5.5, 0.5,  5.5,  -0.5,  -0.5, 5.5,  -2.5, 3.5,
+       1.5,  -8.5, -7.5,  6.5,  -5.5,  2.5,  6.5,  2.5,  -5.5, 0.5,  0.5,  0.5,  0.5,  0.5,   0.5,  0.5,  0.5,  0.5,
+       0.5,  0.5,  0.5,   0.5,  0.5,   0.5,  -4.5, 0.5,  4.5,  -9.5, 4.5,  -1.5, 0.5,  -10.5, 0.5,  1.5,  -3.5, 1.5,
+       5.5,  -9.5, -9.5,  0.5,  -7.5,  0.5,  -1.5, -3.5, -9.5, 4.5,  6.5,  -4.5, -2.5, -2.5,  3.5,  -1.5, -0.5, -2.5,
+       1.5,  0.5,  -10.5, 0.5,  -1.5,  4.5,  -9.5, 4.5,  0.5,  -4.5, -1.5, -2.5, 1.5,  1.5,   -0.5, -1.5, -1.5, -1.5,
+       -1.5, -1.5, -1.5,  -1.5, -1.5,  -1.5, -1.5, -1.5, -1.5, -1.5, -1.5, -1.5});
 }
 
 TEST_CASE("conv: groups, dilations, strides, asymmetric pads (Python reference)") {
@@ -448,7 +449,7 @@ TEST_CASE("conv: groups, dilations, strides, asymmetric pads (Python reference)"
 TEST_CASE("conv_transpose with a 1x1 kernel and stride 1 equals a 1x1 Conv with transposed weights") {
   const Tensor x = random_tensor({2, 5, 3, 4}, 11);
   const Tensor w_ct = random_tensor({5, 7, 1, 1}, 12);  // [C_in, C_out, 1, 1]
-  Tensor w_conv;                                         // [C_out, C_in, 1, 1]
+  Tensor w_conv;                                        // [C_out, C_in, 1, 1]
   std::string error;
   REQUIRE(transpose(w_ct, {1, 0, 2, 3}, w_conv, error));
   const Tensor b = random_tensor({7}, 13);
@@ -491,7 +492,8 @@ TEST_CASE("conv and conv_transpose match a naive oracle on random configurations
 
     // Conv: skip configurations whose padded input is smaller than the kernel.
     bool conv_valid = true;
-    for (size_t d = 0; d < r; ++d) conv_valid = conv_valid && in[d] + o.pads[d] + o.pads[d + r] >= (k[d] - 1) * o.dilations[d] + 1;
+    for (size_t d = 0; d < r; ++d)
+      conv_valid = conv_valid && in[d] + o.pads[d] + o.pads[d + r] >= (k[d] - 1) * o.dilations[d] + 1;
     if (conv_valid) {
       const Tensor w = random_tensor(w_cv, seed + 2);
       const Tensor y = run_conv(x, w, a, &b), ref = naive_conv(x, w, &b, o);

@@ -17,6 +17,9 @@ namespace bpulint {
 bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, const std::string& out_path,
                         std::string& error);
 
+// Any other output file (PyTorch snippets, reports): same temp + rename rule.
+bool write_file_atomic(const std::string& path, const std::string& bytes, std::string& error);
+
 // The default output for --fix: <dir>/<stem>.fixed.onnx beside the input.
 std::string default_fixed_path(const std::string& input_path);
 

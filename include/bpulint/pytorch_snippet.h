@@ -4,7 +4,7 @@
 // drop-in nn.Module per fix kind. Each module is built FROM the original
 // nn.ConvTranspose3d (copying its weights), checks the fix's preconditions and
 // computes the same output; once exported, the graph holds the BPU-friendly ops
-// of the corresponding ONNX rewrite (see docs/convtranspose3d-rewrites.md).
+// of the corresponding ONNX rewrite (see include/bpulint/convtranspose3d_rewrite.h).
 //
 //   fix id            Python class                       preconditions
 //   convtranspose2d   ConvTranspose3dAsConvTranspose2d   D axis non-overlapping: kernel D == stride D,

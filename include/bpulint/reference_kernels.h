@@ -43,13 +43,12 @@ constexpr int64_t kMaxConvMacs = 4000000000LL;
 constexpr int64_t kMaxOutputElements = int64_t{1} << 28;
 
 // ONNX Conv. x [N, C_in, D...], w [C_out, C_in/group, K...], bias [C_out] or null.
-bool conv(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& a, Tensor& y,
-          std::string& error);
+bool conv(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& a, Tensor& y, std::string& error);
 // ONNX ConvTranspose. x [N, C_in, D...], w [C_in, C_out/group, K...], bias [C_out]
 // or null. Output spatial = stride*(in-1) + output_padding + (K-1)*dilation + 1
 // - pad_begin - pad_end. (The output_shape attribute is not supported.)
-bool conv_transpose(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& a,
-                    Tensor& y, std::string& error);
+bool conv_transpose(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& a, Tensor& y,
+                    std::string& error);
 // ONNX Reshape with allowzero=0: 0 copies the input dim at that index, at most
 // one -1 is inferred from the remaining size.
 bool reshape(const Tensor& x, const std::vector<int64_t>& target, Tensor& y, std::string& error);

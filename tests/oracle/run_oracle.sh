@@ -11,7 +11,9 @@
 #             (input copy, fixed model, logs) are rewritten on every run.
 # Env: ORACLE_PYTHON (default /usr/bin/python3, needs onnx + numpy), ORACLE_ORT_VERSION
 #      (default 1.30.0), ORACLE_TOL (compare tolerance, default 1e-4), ORACLE_ORT_OPT (ORT graph
-#      optimization level, default disabled), ORACLE_TIMEOUT (seconds per bpu-lint run, default 120).
+#      optimization level, default disabled), ORACLE_TIMEOUT (seconds per bpu-lint run, default 120),
+#      ORACLE_UNCHANGED_OUTPUT (required|optional, default required: whether OUT must be written
+#      when the case expects no node to be rewritten; with optional, a missing OUT passes there).
 # Prints one line per case, `PASS name` or `FAIL name: reasons`, and last exactly one line
 # `N passed, M failed`. Exit 0 if nothing failed, 1 otherwise, 2 if the harness cannot start.
 set -uo pipefail
@@ -21,6 +23,7 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 PY="${ORACLE_PYTHON:-/usr/bin/python3}"
 ORT_VERSION="${ORACLE_ORT_VERSION:-1.30.0}"
 TIMEOUT="${ORACLE_TIMEOUT:-120}"
+UNCHANGED_OUTPUT="${ORACLE_UNCHANGED_OUTPUT:-required}"
 STRATEGIES=(convtranspose2d conv3d-1x1x1)
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -90,8 +93,9 @@ report() { # report CASE_NAME (uses REASONS)
     echo "PASS $1"
     passed=$((passed + 1))
   else
-    local IFS=';'
-    echo "FAIL $1: ${REASONS[*]}"
+    local joined
+    joined="$(printf '%s; ' "${REASONS[@]}")"
+    echo "FAIL $1: ${joined%; }"
     failed=$((failed + 1))
   fi
 }
@@ -105,13 +109,13 @@ run_checks() { # run_checks ORIG FIXED EXPECTED_REWRITTEN SHAPES LOGDIR [STRATEG
     n="$(grep -c '^problem: ' "$logdir/check_fixed.log")"
     first="$(grep -m1 '^problem: ' "$logdir/check_fixed.log" | sed 's/^problem: //' | cut -c1-240)"
     [ -n "$first" ] || first="$(first_line "$logdir/check_fixed.log")"
-    REASONS+=(" check_fixed: $n problem(s), first: $first")
+    REASONS+=("check_fixed: $n problem(s), first: $first")
   fi
   if ! node "$HERE/compare.js" "$orig" "$fixed" "$shapes" >"$logdir/compare.log" 2>&1; then
     local first
     first="$(grep -m1 '^FAIL' "$logdir/compare.log" | cut -c1-240)"
     [ -n "$first" ] || first="$(first_line "$logdir/compare.log")"
-    REASONS+=(" compare: $first")
+    REASONS+=("compare: $first")
   fi
 }
 
@@ -126,7 +130,7 @@ while read -r -u 3 name file shapes exit_ct2d rew_ct2d exit_c3d rew_c3d; do
   cp "$orig" "$dir/input.onnx"
   timeout "$TIMEOUT" "$BPU_LINT" "$dir/input.onnx" --platform j6p >"$dir/lint.out" 2>"$dir/lint.err"
   rc=$?
-  [ "$rc" -eq 1 ] || REASONS+=(" plain lint exit $rc, expected 1 (the fixture must have error-level findings)")
+  [ "$rc" -eq 1 ] || REASONS+=("plain lint exit $rc, expected 1 (the fixture must have error-level findings)")
   run_checks "$orig" "$orig" 0 "$shapes_path" "$dir"
   report "$name baseline"
 
@@ -144,16 +148,22 @@ while read -r -u 3 name file shapes exit_ct2d rew_ct2d exit_c3d rew_c3d; do
       --fixed-model "$out" >"$dir/lint.out" 2>"$dir/lint.err"
     rc=$?
     after="$(sha256sum "$input" | cut -d' ' -f1)"
-    [ "$before" = "$after" ] || REASONS+=(" input model modified (sha256 $before -> $after)")
+    [ "$before" = "$after" ] || REASONS+=("input model modified (sha256 ${before:0:12}... -> ${after:0:12}...)")
     if [ "$rc" -ne "$want_exit" ]; then
-      msg=" exit $rc, expected $want_exit"
+      msg="exit $rc, expected $want_exit"
       [ "$rc" -eq 124 ] && msg="$msg (timed out after ${TIMEOUT}s)"
       err="$(first_line "$dir/lint.err")"
       [ -n "$err" ] && msg="$msg (stderr: $err)"
       REASONS+=("$msg")
     fi
     if [ ! -s "$out" ]; then
-      REASONS+=(" fixed model not written")
+      said="$(grep -m1 -i 'no file written\|not written' "$dir/lint.out" "$dir/lint.err" 2>/dev/null \
+              | sed 's/^[^:]*://' | cut -c1-200)"
+      if [ "$want_rew" -ne 0 ]; then
+        REASONS+=("fixed model not written${said:+ (bpu-lint: $said)}")
+      elif [ "$UNCHANGED_OUTPUT" != optional ]; then
+        REASONS+=("fixed model not written although the contract says OUT is always written${said:+ (bpu-lint: $said)}; ORACLE_UNCHANGED_OUTPUT=optional accepts that when nothing is rewritten")
+      fi
     else
       run_checks "$orig" "$out" "$want_rew" "$shapes_path" "$dir" "$s"
     fi
@@ -161,6 +171,6 @@ while read -r -u 3 name file shapes exit_ct2d rew_ct2d exit_c3d rew_c3d; do
   done
 done 3<<<"$PLAN"
 
-[ "$failed" -eq 0 ] || echo "logs: $CASES/<fixture>.<strategy>/" >&2
+[ "$failed" -eq 0 ] || echo "logs: $CASES/<fixture>.<baseline|strategy>/"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""The straightforward Python way to apply the convtranspose2d rewrite.
+
+Why: the baseline `bpu-lint --fix` is measured against. It does what a user
+would script with onnx + numpy: load the whole model, rewrite every 3-D
+ConvTranspose whose D axis is non-overlapping into Transpose/Reshape +
+ConvTranspose 2-D + Reshape/Transpose/Reshape, drop the old weights, save.
+It does not verify numerics, run the checker or re-lint (bpu-lint does all
+three), so it is a lower bound on the work.
+
+Usage: /usr/bin/python3 bench/python_fix_baseline.py MODEL OUT
+"""
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, shape_inference
+
+
+def attr(node, name, default):
+    for a in node.attribute:
+        if a.name == name:
+            return list(a.ints) if a.ints else a.i
+    return default
+
+
+def main():
+    src, dst = sys.argv[1], sys.argv[2]
+    t0 = time.perf_counter()
+    model = onnx.load(src)
+    t1 = time.perf_counter()
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+              for v in list(shape_inference.infer_shapes(model).graph.value_info) + list(g.input)}
+    new_nodes, dead = [], set()
+    for n in g.node:
+        w = inits.get(n.input[1]) if n.op_type == "ConvTranspose" and len(n.input) > 1 else None
+        if w is None or len(w.dims) != 5 or attr(n, "strides", [1, 1, 1])[0] != w.dims[2]:
+            new_nodes.append(n)
+            continue
+        N, C, D, H, W = shapes[n.input[0]]
+        cin, cog, kd, kh, kw = w.dims
+        s = attr(n, "strides", [1, 1, 1])
+        wt = numpy_helper.to_array(w).reshape(cin, cog * kd, kh, kw)
+        pre = n.name
+        new_inits = [numpy_helper.from_array(wt, pre + "_w2"),
+                     numpy_helper.from_array(np.array([-1, C, H, W], np.int64), pre + "_s1"),
+                     numpy_helper.from_array(np.array([-1, D, cog, kd, H * s[1], W * s[2]], np.int64), pre + "_s2"),
+                     numpy_helper.from_array(np.array([-1, cog, D * kd, H * s[1], W * s[2]], np.int64), pre + "_s3")]
+        ins = [pre + "_r1", pre + "_w2"]
+        if len(n.input) > 2:
+            new_inits.append(numpy_helper.from_array(np.repeat(numpy_helper.to_array(inits[n.input[2]]), kd), pre + "_b2"))
+            ins.append(pre + "_b2")
+            dead.add(n.input[2])
+        dead.add(n.input[1])
+        g.initializer.extend(new_inits)
+        new_nodes += [
+            helper.make_node("Transpose", [n.input[0]], [pre + "_t1"], perm=[0, 2, 1, 3, 4]),
+            helper.make_node("Reshape", [pre + "_t1", pre + "_s1"], [pre + "_r1"]),
+            helper.make_node("ConvTranspose", ins, [pre + "_c"], strides=s[1:], kernel_shape=[kh, kw]),
+            helper.make_node("Reshape", [pre + "_c", pre + "_s2"], [pre + "_r2"]),
+            helper.make_node("Transpose", [pre + "_r2"], [pre + "_t2"], perm=[0, 2, 1, 3, 4, 5]),
+            helper.make_node("Reshape", [pre + "_t2", pre + "_s3"], [n.output[0]]),
+        ]
+    del g.node[:]
+    g.node.extend(new_nodes)
+    kept = [t for t in g.initializer if t.name not in dead]
+    del g.initializer[:]
+    g.initializer.extend(kept)
+    t2 = time.perf_counter()
+    onnx.save(model, dst)
+    t3 = time.perf_counter()
+    print(f"load {t1 - t0:.2f} s, rewrite {t2 - t1:.2f} s, save {t3 - t2:.2f} s, total {t3 - t0:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
