@@ -157,8 +157,8 @@ while read -r -u 3 name file shapes exit_ct2d rew_ct2d exit_c3d rew_c3d; do
       REASONS+=("$msg")
     fi
     if [ ! -s "$out" ]; then
-      said="$(grep -m1 -i 'no file written\|not written' "$dir/lint.out" "$dir/lint.err" 2>/dev/null \
-              | sed 's/^[^:]*://' | cut -c1-200)"
+      said="$(grep -h -m1 -i 'no file written\|not written' "$dir/lint.out" "$dir/lint.err" 2>/dev/null \
+              | sed 's/^.*\.onnx: //' | cut -c1-200)"
       if [ "$want_rew" -ne 0 ]; then
         REASONS+=("fixed model not written${said:+ (bpu-lint: $said)}")
       elif [ "$UNCHANGED_OUTPUT" != optional ]; then
