@@ -197,7 +197,7 @@ g (float[1,4,3,3] X, float[4,4,1,1] W) => (float[] Y) {
   CHECK(conv->nodes.size() == 1);
 }
 
-TEST_CASE("model-local functions are reported as not analysed; their calls are unknown ops") {
+TEST_CASE("model-local functions are reported as not analysed, their calls as unknown ops") {
   onnx::ModelProto m = model_from_text(R"(
 <ir_version: 8, opset_import: ["" : 17, "local" : 1]>
 g (float[2] X) => (float[2] Y) { Y = local.Twice (X) }

@@ -219,7 +219,7 @@ TEST_CASE("a forced strategy that does not apply leaves the node and says why") 
   CHECK_FALSE(std::filesystem::exists(dir.path("out.onnx")));
 }
 
-TEST_CASE("shared weights stay while another node reads them; names never collide") {
+TEST_CASE("shared weights stay while another node reads them, and names never collide") {
   Layer l;
   onnx::ModelProto m = layer_model(l);
   auto* g = m.mutable_graph();

@@ -659,7 +659,7 @@ TEST_CASE("transpose: explicit perms, reverse default, errors") {
   check_error([&](std::string& e) { return transpose(x, {0}, y, e); }, "does not match input rank");
 }
 
-TEST_CASE("random_tensor is deterministic, exact and in [-1, 1)") {
+TEST_CASE("random_tensor is deterministic, exact and within -1 to 1") {
   const Tensor a = random_tensor({4, 1000}, 42), b = random_tensor({4, 1000}, 42), c = random_tensor({4, 1000}, 43);
   CHECK(a.shape == std::vector<int64_t>{4, 1000});
   CHECK(a.data == b.data);

@@ -103,7 +103,7 @@ TEST_CASE("unknown op, unknown fix, bad status, derived error, missing key, YAML
   CHECK(syntax.find("YAML syntax error") != std::string::npos);
 }
 
-TEST_CASE("include merges a shared file; duplicates across files are caught") {
+TEST_CASE("include merges a shared file, and duplicates across files are caught") {
   const std::string shared = std::string("schema_version: 1\nshared: common\ndescription: d\nrules:\n") + kGoodRule;
   RuleDatabase db;
   std::string error;

@@ -47,7 +47,7 @@ std::string unary(const std::string& op, const std::string& shape, const std::st
 
 }  // namespace
 
-TEST_CASE("BPU1101 convtranspose3d-kernel-d-range: kernel D in [1, 2]") {
+TEST_CASE("BPU1101 convtranspose3d-kernel-d-range: kernel D from 1 to 2") {
   CHECK_FALSE(fires(lint_text(conv_transpose({1, 2, 2}, {1, 2, 2})), "BPU1101"));
   CHECK_FALSE(fires(lint_text(conv_transpose({2, 2, 2}, {1, 2, 2})), "BPU1101"));
   CHECK(fires(lint_text(conv_transpose({3, 2, 2}, {1, 2, 2})), "BPU1101"));

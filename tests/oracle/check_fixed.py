@@ -215,9 +215,17 @@ class Checker:
                 if c.op_type != n.op_type:
                     self.problem("node '%s' changed op_type %s -> %s" % (n.name, n.op_type, c.op_type))
                 else:
-                    self.problem("original node '%s' (%s) changed: inputs %s -> %s, outputs %s -> %s%s" % (
-                        n.name, n.op_type, list(n.input), list(c.input), list(n.output), list(c.output),
-                        "" if [a for a in n.attribute] == [a for a in c.attribute] else ", attributes differ"))
+                    diffs = []
+                    if list(n.input) != list(c.input):
+                        diffs.append("inputs %s -> %s" % (list(n.input), list(c.input)))
+                    if list(n.output) != list(c.output):
+                        diffs.append("outputs %s -> %s" % (list(n.output), list(c.output)))
+                    if list(n.attribute) != list(c.attribute):
+                        diffs.append("attributes differ")
+                    if n.domain != c.domain:
+                        diffs.append("domain %r -> %r" % (n.domain, c.domain))
+                    self.problem("original node '%s' (%s) changed: %s" % (
+                        n.name, n.op_type, ", ".join(diffs) or "doc_string/other fields differ"))
             else:
                 self.problem("original node '%s' (%s) is missing" % (n.name, n.op_type))
         # Unnamed ORIG nodes: a multiset per op_type; a 3-D ConvTranspose may be gone (rewritten).
