@@ -102,6 +102,26 @@ for m in "${MODELS[@]}"; do
   unset res
 done
 
+# --fix on fix_1g.onnx (case-study decoder + 1 GiB of other weights): bpu-lint
+# (rewrite, numerical proof, checker, atomic write, re-lint) against the
+# straightforward onnx + numpy script (load, rewrite, save; no checks).
+fix_rows=()
+if [[ ! -f $BENCH_DIR/fix_1g.onnx ]]; then
+  echo "generating $BENCH_DIR/fix_1g.onnx" >&2
+  "$PYTHON" "$root/bench/make_fix_model.py" "$BENCH_DIR" >&2
+fi
+fix_out=$BENCH_DIR/fix_1g.out.onnx
+if ((have_lint)); then
+  echo "timing bpu-lint --fix on fix_1g ($RUNS runs)" >&2
+  r=$(measure bash -c '"$1" "$2" --platform j6p --fix --fixed-model "$3" --exit-zero --format concise; rm -f "$3"' \
+    _ "$BPU_LINT" "$BENCH_DIR/fix_1g.onnx" "$fix_out")
+  fix_rows+=("| fix_1g.onnx | bpu-lint --fix | ${r%% *} | $(awk -v k="${r##* }" 'BEGIN { printf "%.0f", k / 1024 }') |")
+fi
+echo "timing python rewrite on fix_1g ($RUNS runs)" >&2
+r=$(measure bash -c '"$1" "$2" "$3" "$4"; rm -f "$4"' _ "$PYTHON" "$root/bench/python_fix_baseline.py" \
+  "$BENCH_DIR/fix_1g.onnx" "$fix_out")
+fix_rows+=("| fix_1g.onnx | python onnx+numpy rewrite | ${r%% *} | $(awk -v k="${r##* }" 'BEGIN { printf "%.0f", k / 1024 }') |")
+
 cpu=$(lscpu 2> /dev/null | sed -n 's/^Model name: *//p' | head -n 1)
 [[ -n $cpu ]] || cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)
 echo
@@ -110,6 +130,10 @@ echo "|---|---|---:|---|---:|---:|"
 printf '%s\n' "${rows[@]}"
 echo
 ((${#ratios[@]})) && printf '%s\n' "${ratios[@]}" && echo
+echo "| model | fix | wall s (best of $RUNS) | peak RSS MiB |"
+echo "|---|---|---:|---:|"
+printf '%s\n' "${fix_rows[@]}"
+echo
 echo "Machine: nproc $(nproc), CPU ${cpu:-unknown}, $(awk '/MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
 echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "Python baseline: $("$PYTHON" -c 'import sys, onnx; print("Python %d.%d.%d, onnx %s" % (sys.version_info[:3] + (onnx.__version__,)))')"

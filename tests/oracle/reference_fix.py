@@ -105,7 +105,6 @@ def rewrite(model, strategy):
             shapes[vi.name] = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
     inits = {t.name: t for t in g.initializer}
     namer = Namer(all_names(g))
-    fix_id = strategy
     new_nodes, new_inits, replaced = [], [], set()
     for idx, node in enumerate(g.node):
         if node.op_type != "ConvTranspose" or node.input[1] not in inits:
@@ -116,9 +115,12 @@ def rewrite(model, strategy):
             new_nodes.append(node)
             continue
         p = ct_params(node, w, shapes.get(node.input[0]))
-        if not has_error(p) or not applies(p, strategy):
+        choices = ("convtranspose2d", "conv3d-1x1x1") if strategy == "auto" else (strategy,)
+        chosen = [s for s in choices if applies(p, s)]
+        if not has_error(p) or not chosen:
             new_nodes.append(node)
             continue
+        st = fix_id = chosen[0]
         b = None
         if len(node.input) > 2 and node.input[2]:
             b = numpy_helper.to_array(inits[node.input[2]])
@@ -146,7 +148,7 @@ def rewrite(model, strategy):
             new_inits.append(numpy_helper.from_array(arr.astype(np.float32), nm))
             return nm
 
-        if strategy == "convtranspose2d":
+        if st == "convtranspose2d":
             sh, sw = p["strides"][1:]
             ph0, pw0, ph1, pw1 = p["pads"][1], p["pads"][2], p["pads"][4], p["pads"][5]
             oph, opw = p["output_padding"][1:]
@@ -234,7 +236,7 @@ def main(argv):
                 errors += has_error(ct_params(n, numpy_helper.to_array(inits[n.input[1]]), None))
         print("%s: %d error-level ConvTranspose nodes" % (pos[0], errors))
         return 1 if errors else 0
-    if len(pos) != 1 or "--fix" not in opts or strategy not in ("convtranspose2d", "conv3d-1x1x1") \
+    if len(pos) != 1 or "--fix" not in opts or strategy not in ("auto", "convtranspose2d", "conv3d-1x1x1") \
             or "--fixed-model" not in opts:
         sys.stderr.write("usage: reference_fix.py MODEL --fix --fix-strategy S --fixed-model OUT\n")
         return 2

@@ -13,9 +13,11 @@
 #      (default 1.30.0), ORACLE_TOL (compare tolerance, default 1e-4), ORACLE_ORT_OPT (ORT graph
 #      optimization level, default disabled), ORACLE_TIMEOUT (seconds per bpu-lint run, default 120),
 #      ORACLE_UNCHANGED_OUTPUT (required|optional, default required: whether OUT must be written
-#      when the case expects no node to be rewritten; with optional, a missing OUT passes there).
+#      when the case expects no node to be rewritten; with optional, a missing OUT passes there),
+#      ORACLE_STRATEGIES (default "convtranspose2d conv3d-1x1x1 auto").
 # Prints one line per case, `PASS name` or `FAIL name: reasons`, and last exactly one line
-# `N passed, M failed`. Exit 0 if nothing failed, 1 otherwise, 2 if the harness cannot start.
+# `N passed, M failed`. Exit 0 if nothing failed, 1 otherwise, 2 if the harness cannot start (then
+# the output is `FAIL harness: reason` and `0 passed, 1 failed`; wrong arguments give a usage line).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,7 +26,7 @@ PY="${ORACLE_PYTHON:-/usr/bin/python3}"
 ORT_VERSION="${ORACLE_ORT_VERSION:-1.30.0}"
 TIMEOUT="${ORACLE_TIMEOUT:-120}"
 UNCHANGED_OUTPUT="${ORACLE_UNCHANGED_OUTPUT:-required}"
-STRATEGIES=(convtranspose2d conv3d-1x1x1)
+read -r -a STRATEGIES <<<"${ORACLE_STRATEGIES:-convtranspose2d conv3d-1x1x1 auto}"
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
   echo "usage: $0 BPU_LINT [WORKDIR]" >&2
@@ -32,11 +34,17 @@ if [ $# -lt 1 ] || [ $# -gt 2 ]; then
 fi
 BPU_LINT="$1"
 WORKDIR="${2:-$ROOT/build/oracle}"
-if [ ! -x "$BPU_LINT" ]; then
-  echo "run_oracle: $BPU_LINT is not an executable file" >&2
+
+# The harness itself cannot run: still end with the summary line, exit 2.
+harness_fail() {
+  echo "run_oracle: $1" >&2
+  echo "FAIL harness: $1"
+  echo "0 passed, 1 failed"
   exit 2
-fi
-mkdir -p "$WORKDIR" || exit 2
+}
+
+command -v "$BPU_LINT" >/dev/null 2>&1 || harness_fail "$BPU_LINT is not an executable"
+mkdir -p "$WORKDIR" || harness_fail "cannot create $WORKDIR"
 WORKDIR="$(cd "$WORKDIR" && pwd)"
 
 # --- onnxruntime-node, installed once ------------------------------------------------------------
@@ -46,16 +54,11 @@ if [ ! -f "$WORKDIR/node_modules/onnxruntime-node/package.json" ]; then
   # A package.json of its own keeps npm from picking a parent folder as the project.
   [ -f "$WORKDIR/package.json" ] || printf '{\n  "name": "bpu-lint-oracle",\n  "private": true\n}\n' \
     > "$WORKDIR/package.json"
-  if ! (cd "$WORKDIR" && npm install --ignore-scripts --no-audit --no-fund \
-          "onnxruntime-node@$ORT_VERSION" >&2); then
-    echo "run_oracle: npm install of onnxruntime-node failed" >&2
-    exit 2
-  fi
+  (cd "$WORKDIR" && npm install --ignore-scripts --no-audit --no-fund "onnxruntime-node@$ORT_VERSION" >&2) \
+    || harness_fail "npm install of onnxruntime-node@$ORT_VERSION failed"
 fi
-if ! node -e "require('onnxruntime-node')" 2>/dev/null; then
-  echo "run_oracle: onnxruntime-node in $WORKDIR/node_modules does not load" >&2
-  exit 2
-fi
+node -e "require('onnxruntime-node')" 2>/dev/null \
+  || harness_fail "onnxruntime-node in $WORKDIR/node_modules does not load"
 
 # --- fixtures ------------------------------------------------------------------------------------
 FIX="$WORKDIR/fixtures"
@@ -63,22 +66,21 @@ CASES="$WORKDIR/cases"
 rm -rf "$FIX" "$CASES"
 mkdir -p "$CASES"
 if ! "$PY" "$HERE/make_fixtures.py" "$FIX" >"$WORKDIR/make_fixtures.log" 2>&1; then
-  echo "run_oracle: make_fixtures.py failed:" >&2
   cat "$WORKDIR/make_fixtures.log" >&2
-  exit 2
+  harness_fail "make_fixtures.py failed (log: $WORKDIR/make_fixtures.log)"
 fi
 
-# One line per fixture: name file shapes_file exit_ct2d rewritten_ct2d exit_c3d rewritten_c3d
-if ! PLAN="$("$PY" - "$FIX/fixtures.json" <<'EOF'
+# One line per case: name file shapes_file strategy exit rewritten (strategy "baseline" first).
+if ! PLAN="$("$PY" - "$FIX/fixtures.json" "${STRATEGIES[@]}" <<'EOF'
 import json, sys
 for f in json.load(open(sys.argv[1])):
-    e = f["expect"]
-    print(f["name"], f["file"], f["shapes_file"], e["convtranspose2d"]["exit"],
-          e["convtranspose2d"]["rewritten"], e["conv3d-1x1x1"]["exit"], e["conv3d-1x1x1"]["rewritten"])
+    print(f["name"], f["file"], f["shapes_file"], "baseline", 1, 0)
+    for s in sys.argv[2:]:
+        e = f["expect"][s]
+        print(f["name"], f["file"], f["shapes_file"], s, e["exit"], e["rewritten"])
 EOF
 )"; then
-  echo "run_oracle: cannot read $FIX/fixtures.json" >&2
-  exit 2
+  harness_fail "cannot plan the cases from $FIX/fixtures.json (unknown name in ORACLE_STRATEGIES?)"
 fi
 
 passed=0
@@ -119,57 +121,68 @@ run_checks() { # run_checks ORIG FIXED EXPECTED_REWRITTEN SHAPES LOGDIR [STRATEG
   fi
 }
 
-while read -r -u 3 name file shapes exit_ct2d rew_ct2d exit_c3d rew_c3d; do
+while read -r -u 3 name file shapes s want_exit want_rew; do
   orig="$FIX/$file"
   shapes_path="$FIX/$shapes"
-
-  # Baseline: the fixture has error-level findings, and the oracle accepts ORIG vs ORIG.
   REASONS=()
-  dir="$CASES/$name.baseline"
+  dir="$CASES/$name.$s"
   mkdir -p "$dir"
-  cp "$orig" "$dir/input.onnx"
-  timeout "$TIMEOUT" "$BPU_LINT" "$dir/input.onnx" --platform j6p >"$dir/lint.out" 2>"$dir/lint.err"
-  rc=$?
-  [ "$rc" -eq 1 ] || REASONS+=("plain lint exit $rc, expected 1 (the fixture must have error-level findings)")
-  run_checks "$orig" "$orig" 0 "$shapes_path" "$dir"
-  report "$name baseline"
+  input="$dir/input.onnx"
+  cp "$orig" "$input"
 
-  for s in "${STRATEGIES[@]}"; do
-    if [ "$s" = convtranspose2d ]; then want_exit=$exit_ct2d; want_rew=$rew_ct2d
-    else want_exit=$exit_c3d; want_rew=$rew_c3d; fi
-    REASONS=()
-    dir="$CASES/$name.$s"
-    mkdir -p "$dir"
-    input="$dir/input.onnx"
-    out="$dir/fixed.onnx"
-    cp "$orig" "$input"
-    before="$(sha256sum "$input" | cut -d' ' -f1)"
-    timeout "$TIMEOUT" "$BPU_LINT" "$input" --platform j6p --fix --fix-strategy "$s" \
-      --fixed-model "$out" >"$dir/lint.out" 2>"$dir/lint.err"
+  if [ "$s" = baseline ]; then
+    # The fixture has error-level findings, and the oracle accepts ORIG vs ORIG.
+    timeout "$TIMEOUT" "$BPU_LINT" "$input" --platform j6p >"$dir/lint.out" 2>"$dir/lint.err"
     rc=$?
-    after="$(sha256sum "$input" | cut -d' ' -f1)"
-    [ "$before" = "$after" ] || REASONS+=("input model modified (sha256 ${before:0:12}... -> ${after:0:12}...)")
-    if [ "$rc" -ne "$want_exit" ]; then
-      msg="exit $rc, expected $want_exit"
-      [ "$rc" -eq 124 ] && msg="$msg (timed out after ${TIMEOUT}s)"
-      err="$(first_line "$dir/lint.err")"
-      [ -n "$err" ] && msg="$msg (stderr: $err)"
-      REASONS+=("$msg")
+    [ "$rc" -eq "$want_exit" ] || REASONS+=("plain lint exit $rc, expected $want_exit (the fixture must have error-level findings)")
+    run_checks "$orig" "$orig" 0 "$shapes_path" "$dir"
+    report "$name baseline"
+    continue
+  fi
+
+  out="$dir/fixed.onnx"
+  before="$(sha256sum "$input" | cut -d' ' -f1)"
+  timeout "$TIMEOUT" "$BPU_LINT" "$input" --platform j6p --fix --fix-strategy "$s" \
+    --fixed-model "$out" >"$dir/lint.out" 2>"$dir/lint.err"
+  rc=$?
+  after="$(sha256sum "$input" | cut -d' ' -f1)"
+  [ "$before" = "$after" ] || REASONS+=("input model modified (sha256 ${before:0:12}... -> ${after:0:12}...)")
+  if [ "$rc" -ne "$want_exit" ]; then
+    msg="exit $rc, expected $want_exit"
+    [ "$rc" -eq 124 ] && msg="$msg (timed out after ${TIMEOUT}s)"
+    err="$(first_line "$dir/lint.err")"
+    [ -n "$err" ] && msg="$msg (stderr: $err)"
+    REASONS+=("$msg")
+  fi
+  if [ ! -s "$out" ]; then
+    said="$(grep -h -m1 -i 'no file written\|not written' "$dir/lint.out" "$dir/lint.err" 2>/dev/null \
+            | sed 's/^.*\.onnx: //' | cut -c1-200)"
+    if [ "$want_rew" -ne 0 ]; then
+      REASONS+=("fixed model not written${said:+ (bpu-lint: $said)}")
+    elif [ "$UNCHANGED_OUTPUT" != optional ]; then
+      REASONS+=("fixed model not written although the contract says OUT is always written${said:+ (bpu-lint: $said)}; ORACLE_UNCHANGED_OUTPUT=optional accepts that when nothing is rewritten")
     fi
-    if [ ! -s "$out" ]; then
-      said="$(grep -h -m1 -i 'no file written\|not written' "$dir/lint.out" "$dir/lint.err" 2>/dev/null \
-              | sed 's/^.*\.onnx: //' | cut -c1-200)"
-      if [ "$want_rew" -ne 0 ]; then
-        REASONS+=("fixed model not written${said:+ (bpu-lint: $said)}")
-      elif [ "$UNCHANGED_OUTPUT" != optional ]; then
-        REASONS+=("fixed model not written although the contract says OUT is always written${said:+ (bpu-lint: $said)}; ORACLE_UNCHANGED_OUTPUT=optional accepts that when nothing is rewritten")
-      fi
-    else
-      run_checks "$orig" "$out" "$want_rew" "$shapes_path" "$dir" "$s"
-    fi
-    report "$name $s"
-  done
+  else
+    strat_arg=""
+    [ "$s" = auto ] || strat_arg="$s"
+    run_checks "$orig" "$out" "$want_rew" "$shapes_path" "$dir" "$strat_arg"
+  fi
+  report "$name $s"
 done 3<<<"$PLAN"
+
+# Bad input: a file that is not an ONNX model must give exit 2, write nothing and stay untouched.
+REASONS=()
+dir="$CASES/bad_input"
+mkdir -p "$dir"
+printf 'this is not an ONNX model\n' >"$dir/input.onnx"
+before="$(sha256sum "$dir/input.onnx" | cut -d' ' -f1)"
+timeout "$TIMEOUT" "$BPU_LINT" "$dir/input.onnx" --platform j6p --fix --fix-strategy convtranspose2d \
+  --fixed-model "$dir/fixed.onnx" >"$dir/lint.out" 2>"$dir/lint.err"
+rc=$?
+[ "$rc" -eq 2 ] || REASONS+=("exit $rc on a file that is not ONNX, expected 2")
+[ ! -e "$dir/fixed.onnx" ] || REASONS+=("a fixed model was written for a bad input")
+[ "$before" = "$(sha256sum "$dir/input.onnx" | cut -d' ' -f1)" ] || REASONS+=("input file modified")
+report "bad_input convtranspose2d"
 
 [ "$failed" -eq 0 ] || echo "logs: $CASES/<fixture>.<baseline|strategy>/"
 echo "$passed passed, $failed failed"
