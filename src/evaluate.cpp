@@ -18,6 +18,19 @@ const Rule& builtin_rule(const char* id) {
   return none;
 }
 
+Diagnostic diagnostic(const Rule* rule, Severity severity, Outcome outcome, std::string message, long node,
+                      Trace facts = {}, std::vector<std::string> fixes = {}) {
+  Diagnostic d;
+  d.rule = rule;
+  d.severity = severity;
+  d.outcome = outcome;
+  d.message = std::move(message);
+  d.node = node;
+  d.facts = std::move(facts);
+  d.fixes = std::move(fixes);
+  return d;
+}
+
 // Rules by op type, so evaluation costs O(nodes x rules-per-op), not O(nodes x rules).
 struct RuleIndex {
   std::unordered_map<std::string, std::vector<const Rule*>> by_op;
@@ -79,23 +92,22 @@ void check(const Rule& rule, const Value& record, long node, std::vector<Diagnos
     if (ok.kind() == Value::Kind::Bool && ok.as_bool()) return;
     if (applies.is_unknown() || ok.is_unknown()) {
       const Value& why = applies.is_unknown() ? applies : ok;
-      Diagnostic d{&rule, Severity::Note, Outcome::Unknown,
-                   "cannot verify " + rule.id + " (" + rule.summary + "): " + first_unknown_reason(why, trace), node,
-                   trace, {}};
-      out.push_back(std::move(d));
+      out.push_back(diagnostic(&rule, Severity::Note, Outcome::Unknown,
+                               "cannot verify " + rule.id + " (" + rule.summary + "): " + first_unknown_reason(why, trace),
+                               node, trace));
       return;
     }
   } else {
     const Value ok = eval(*rule.require, record, &trace);
     if (ok.kind() == Value::Kind::Bool && ok.as_bool()) return;
     if (ok.is_unknown()) {
-      out.push_back({&rule, Severity::Note, Outcome::Unknown,
+      out.push_back(diagnostic(&rule, Severity::Note, Outcome::Unknown,
                      "cannot verify " + rule.id + " (" + rule.summary + "): " + first_unknown_reason(ok, trace), node,
-                     trace, {}});
+                     trace));
       return;
     }
   }
-  out.push_back({&rule, rule.severity, Outcome::Fail, render(*rule.message, record), node, trace, rule.fixes});
+  out.push_back(diagnostic(&rule, rule.severity, Outcome::Fail, render(*rule.message, record), node, trace, rule.fixes));
 }
 
 void check_node(const NodeFacts& n, long index, const Platform& platform, const RuleIndex& index_of,
@@ -107,20 +119,20 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
     const OpPlacement* cls = found == index_of.op_classes.end() ? nullptr : found->second;
     if (cls != nullptr) op_class = op_class_name(cls->op_class);
     if (cls == nullptr) {
-      out.push_back({&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
+      out.push_back(diagnostic(&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
                      "cannot verify " + n.op_type + ": the op is not classified for " + platform.name +
                          ", so its placement is unknown",
-                     index, {}, {}});
+                     index));
     } else if (cls->op_class == OpClass::Cpu) {
-      out.push_back({&builtin_rule(builtin::kOpRunsOnCpu), Severity::Error, Outcome::Fail,
+      out.push_back(diagnostic(&builtin_rule(builtin::kOpRunsOnCpu), Severity::Error, Outcome::Fail,
                      n.op_type + " has no BPU implementation on " + platform.name + " and runs on the CPU" +
                          (cls->note.empty() ? "" : " (" + cls->note + ")"),
-                     index, {}, {}});
+                     index));
     }
   } else {
-    out.push_back({&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
+    out.push_back(diagnostic(&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
                    "cannot verify " + n.domain + "::" + n.op_type + ": custom-domain ops are not in the database",
-                   index, {}, {}});
+                   index));
   }
   auto it = index_of.by_op.find(n.op_type);
   const bool has_op_rules = it != index_of.by_op.end();
@@ -144,12 +156,12 @@ std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platfo
   const RuleIndex index(platform);
   std::vector<Diagnostic> out;
   for (const auto& note : facts.notes) {
-    out.push_back({&builtin_rule(builtin::kModelNote), Severity::Note, Outcome::Unknown, note, -1, {}, {}});
+    out.push_back(diagnostic(&builtin_rule(builtin::kModelNote), Severity::Note, Outcome::Unknown, note, -1));
   }
   for (const auto& fn : facts.unanalysed_functions) {
-    out.push_back({&builtin_rule(builtin::kModelNote), Severity::Note, Outcome::Unknown,
+    out.push_back(diagnostic(&builtin_rule(builtin::kModelNote), Severity::Note, Outcome::Unknown,
                    "model-local function " + fn + " is not analysed; its call sites are reported as unknown ops", -1,
-                   {}, {}});
+                   {}, {}));
   }
   {
     const size_t first = out.size();

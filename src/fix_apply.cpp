@@ -159,6 +159,47 @@ bool prove(const ModelReport& report, const NodeFixPlan& plan, const RewriteInpu
   return true;
 }
 
+struct Planned {
+  NodeSlot slot;
+  Rewrite rewrite;
+  std::vector<FoundInitializer> replaced;  // old weight and bias
+};
+
+std::vector<std::pair<onnx::GraphProto*, Rewrite*>> planned_rewrites(std::vector<Planned>& planned) {
+  std::vector<std::pair<onnx::GraphProto*, Rewrite*>> out;
+  for (auto& p : planned) out.push_back({p.slot.graph, &p.rewrite});
+  return out;
+}
+
+// Nodes that shared a weight get rewritten weights with the same content;
+// keep one initializer per graph and point the later rewrites at it.
+void share_identical_initializers(const std::vector<std::pair<onnx::GraphProto*, Rewrite*>>& rewrites) {
+  std::map<std::pair<onnx::GraphProto*, std::string>, std::string> first;  // (graph, content) -> name
+  for (auto& [graph, rewrite] : rewrites) {
+    std::map<std::string, std::string> renamed;
+    std::vector<onnx::TensorProto> kept;
+    for (auto& t : rewrite->initializers) {
+      onnx::TensorProto unnamed = t;
+      unnamed.clear_name();
+      const auto key = std::make_pair(graph, unnamed.SerializeAsString());
+      auto it = first.find(key);
+      if (it == first.end()) {
+        first.emplace(key, t.name());
+        kept.push_back(std::move(t));
+      } else {
+        renamed[t.name()] = it->second;
+      }
+    }
+    rewrite->initializers = std::move(kept);
+    for (auto& n : rewrite->nodes) {
+      for (auto& in : *n.mutable_input()) {
+        auto r = renamed.find(in);
+        if (r != renamed.end()) in = r->second;
+      }
+    }
+  }
+}
+
 const FixOption* choose(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not) {
   if (strategy == "auto") {
     if (const FixOption* r = plan.recommended()) return r;
@@ -232,11 +273,6 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
     return read_tensor_bytes(*report.loaded, t, bytes, error);
   };
 
-  struct Planned {
-    NodeSlot slot;
-    Rewrite rewrite;
-    std::vector<FoundInitializer> replaced;  // old weight and bias
-  };
   std::vector<Planned> planned;
   for (const auto& plan : plans) {
     FixResult result;
@@ -274,6 +310,8 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
     run.results.push_back(std::move(result));
   }
   if (planned.empty()) return run;
+
+  share_identical_initializers(planned_rewrites(planned));
 
   // Splice: each graph's node list is rebuilt once, rewrites in place of their node.
   std::map<onnx::GraphProto*, std::map<int, Planned*>> by_graph;

@@ -20,6 +20,10 @@ struct Diagnostic {
   long node = -1;              // index into ModelFacts::nodes; -1 = the model itself
   Trace facts;                 // fact references and their values, e.g. kernel_shape[0] = 5
   std::vector<std::string> fixes;
+  // Set after evaluation by the configuration, never by rules:
+  std::string waiver;          // the matching waiver's reason; "" = not waived
+  bool baselined = false;      // matched --baseline: known, not new
+  bool shown() const { return waiver.empty() && !baselined; }
 };
 
 }  // namespace bpulint

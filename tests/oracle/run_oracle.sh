@@ -12,8 +12,9 @@
 # Env: ORACLE_PYTHON (default /usr/bin/python3, needs onnx + numpy), ORACLE_ORT_VERSION
 #      (default 1.30.0), ORACLE_TOL (compare tolerance, default 1e-4), ORACLE_ORT_OPT (ORT graph
 #      optimization level, default disabled), ORACLE_TIMEOUT (seconds per bpu-lint run, default 120),
-#      ORACLE_UNCHANGED_OUTPUT (required|optional, default required: whether OUT must be written
-#      when the case expects no node to be rewritten; with optional, a missing OUT passes there),
+#      ORACLE_UNCHANGED_OUTPUT (absent|required|optional, default absent: bpu-lint writes no file
+#      when it rewrites nothing, so OUT must then not exist; required/optional are for other
+#      implementations of the contract),
 #      ORACLE_STRATEGIES (default "convtranspose2d conv3d-1x1x1 auto").
 # Prints one line per case, `PASS name` or `FAIL name: reasons`, and last exactly one line
 # `N passed, M failed`. Exit 0 if nothing failed, 1 otherwise, 2 if the harness cannot start (then
@@ -25,7 +26,7 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 PY="${ORACLE_PYTHON:-/usr/bin/python3}"
 ORT_VERSION="${ORACLE_ORT_VERSION:-1.30.0}"
 TIMEOUT="${ORACLE_TIMEOUT:-120}"
-UNCHANGED_OUTPUT="${ORACLE_UNCHANGED_OUTPUT:-required}"
+UNCHANGED_OUTPUT="${ORACLE_UNCHANGED_OUTPUT:-absent}"
 read -r -a STRATEGIES <<<"${ORACLE_STRATEGIES:-convtranspose2d conv3d-1x1x1 auto}"
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -159,9 +160,11 @@ while read -r -u 3 name file shapes s want_exit want_rew; do
             | sed 's/^.*\.onnx: //' | cut -c1-200)"
     if [ "$want_rew" -ne 0 ]; then
       REASONS+=("fixed model not written${said:+ (bpu-lint: $said)}")
-    elif [ "$UNCHANGED_OUTPUT" != optional ]; then
-      REASONS+=("fixed model not written although the contract says OUT is always written${said:+ (bpu-lint: $said)}; ORACLE_UNCHANGED_OUTPUT=optional accepts that when nothing is rewritten")
+    elif [ "$UNCHANGED_OUTPUT" = required ]; then
+      REASONS+=("fixed model not written although ORACLE_UNCHANGED_OUTPUT=required${said:+ (bpu-lint: $said)}")
     fi
+  elif [ "$want_rew" -eq 0 ] && [ "$UNCHANGED_OUTPUT" = absent ]; then
+    REASONS+=("a fixed model was written although nothing was to be rewritten")
   else
     strat_arg=""
     [ "$s" = auto ] || strat_arg="$s"

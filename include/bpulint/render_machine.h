@@ -1,0 +1,40 @@
+// Machine-readable output: versioned JSON, SARIF 2.1.0 (two profiles) and
+// GitHub workflow-command annotations. All deterministic: fixed key order, no
+// timestamps, no absolute paths the caller did not give.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bpulint/fix_apply.h"
+#include "bpulint/lint.h"
+#include "bpulint/rule_db.h"
+
+namespace bpulint {
+
+// Everything one invocation produced, in input order.
+struct RunInfo {
+  std::string tool_version;                 // BPULINT_VERSION
+  const Platform* platform = nullptr;
+  struct Model {
+    const ModelReport* report = nullptr;    // null when the model could not be read
+    std::string path;                       // as given on the command line
+    std::string error;                      // one line, when report is null
+    const FixRun* fix_run = nullptr;        // when --fix ran on it
+    const ModelReport* fixed = nullptr;     // the re-lint of the written model
+  };
+  std::vector<Model> models;
+  int exit_code = 0;                        // what the process will return
+  bool show_waived = false;                 // include waived and baselined diagnostics
+  std::map<std::string, Severity> severity_overrides;  // rule id -> level set by the configuration
+  std::vector<std::string> configuration_notes;        // e.g. "waiver #2 matched nothing"
+};
+
+enum class SarifProfile { GitHub, Spec };
+
+std::string render_json(const RunInfo& run);
+std::string render_sarif(const RunInfo& run, SarifProfile profile);
+std::string render_github(const RunInfo& run);
+
+}  // namespace bpulint

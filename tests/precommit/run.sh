@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# End-to-end test of .pre-commit-hooks.yaml with the real `pre-commit` (Debian 12: 3.0.4).
+#
+# Usage: tests/precommit/run.sh BPU_LINT_DIR
+#   BPU_LINT_DIR: the folder holding the bpu-lint binary to test (e.g. build/). It is put first
+#   on PATH, as the hooks are `language: system`.
+#
+# Prints one line per check and ends with "N passed, M failed"; exits 0 when all pass, 1 when
+# any fails, 2 on bad usage. Offline; a few seconds. Everything happens in a temporary folder:
+# HOME, PRE_COMMIT_HOME and XDG_CACHE_HOME point into it, so no global git config and no
+# pre-commit cache outside it is read or written, and it is removed at the end.
+#
+# How the hook repository is given to pre-commit: `repo:` + `rev:` need a git repository in
+# which the manifest is committed at `rev`. This repository's manifest may be uncommitted while
+# it is being worked on (even untracked, which `pre-commit try-repo` would not see either: it
+# only picks up changes to tracked files), and the checkout need not be a git repository at
+# all (a tarball). So the test copies .pre-commit-hooks.yaml, exactly as it is on disk, into a
+# temporary "hook repo" of its own, commits it there, and points `repo:` at that path with
+# `rev:` its HEAD commit. pre-commit 3.0.4 clones a local path with plain git, offline. This
+# runs the same code path as a user's `.pre-commit-config.yaml` (repo + rev), not try-repo's.
+set -uo pipefail
+
+if [[ $# -ne 1 ]]; then
+  echo "usage: $0 BPU_LINT_DIR" >&2
+  exit 2
+fi
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+MANIFEST="$ROOT/.pre-commit-hooks.yaml"
+EXAMPLE="$ROOT/examples/case_study.onnx"
+
+if ! BPU_LINT_DIR=$(cd "$1" 2>/dev/null && pwd); then
+  echo "$0: no such folder: $1" >&2
+  exit 2
+fi
+BPU_LINT="$BPU_LINT_DIR/bpu-lint"
+
+passed=0
+failed=0
+pass() { echo "PASS: $1"; passed=$((passed + 1)); }
+fail() {
+  echo "FAIL: $1"
+  failed=$((failed + 1))
+  if [[ -n "${2:-}" && -f "$2" ]]; then sed 's/^/    | /' "$2"; fi
+}
+finish() {
+  echo "$passed passed, $failed failed"
+  if [[ $failed -eq 0 ]]; then exit 0; else exit 1; fi
+}
+
+# Preconditions: each missing one is a failed check (not a skip), so a CI set-up that lost
+# pre-commit or the binary shows up red.
+missing=0
+for f in "$MANIFEST" "$EXAMPLE"; do
+  if [[ ! -f "$f" ]]; then fail "missing file: $f"; missing=1; fi
+done
+if [[ ! -x "$BPU_LINT" ]]; then fail "no executable bpu-lint in $BPU_LINT_DIR"; missing=1; fi
+if ! command -v pre-commit >/dev/null 2>&1; then
+  fail "pre-commit not on PATH (Debian: apt-get install pre-commit)"; missing=1
+fi
+if ! command -v git >/dev/null 2>&1; then fail "git not on PATH"; missing=1; fi
+[[ $missing -eq 0 ]] || finish
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/bpu-lint-precommit.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+# Isolation: nothing outside $WORK is read as config or written.
+export HOME="$WORK/home"
+export PRE_COMMIT_HOME="$WORK/pre-commit-home"
+export XDG_CACHE_HOME="$WORK/home/.cache"
+export XDG_CONFIG_HOME="$WORK/home/.config"
+export GIT_CONFIG_NOSYSTEM=1
+export PRE_COMMIT_COLOR=never
+export PATH="$BPU_LINT_DIR:$PATH"
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES \
+  GIT_CEILING_DIRECTORIES SKIP PRE_COMMIT_ALLOW_NO_CONFIG
+mkdir -p "$HOME"
+
+OUT="$WORK/out.txt"
+
+# new_repo DIR: an empty git repository whose identity is set in its own config only.
+new_repo() {
+  mkdir -p "$1" &&
+    git -C "$1" init -q &&
+    git -C "$1" config user.name "bpu-lint pre-commit test" &&
+    git -C "$1" config user.email "bpu-lint-test@example.invalid" &&
+    git -C "$1" config commit.gpgsign false
+}
+
+# 0. The manifest is valid for this pre-commit.
+if pre-commit validate-manifest "$MANIFEST" >"$OUT" 2>&1; then
+  pass "validate-manifest accepts .pre-commit-hooks.yaml ($(pre-commit --version))"
+else
+  fail "validate-manifest rejects .pre-commit-hooks.yaml" "$OUT"
+fi
+
+# The hook repo: only the manifest, committed.
+HOOKS="$WORK/hook-repo"
+if ! { new_repo "$HOOKS" &&
+  cp "$MANIFEST" "$HOOKS/.pre-commit-hooks.yaml" &&
+  git -C "$HOOKS" add .pre-commit-hooks.yaml &&
+  git -C "$HOOKS" commit -q -m "bpu-lint hooks"; } >"$OUT" 2>&1; then
+  fail "could not make the hook repo" "$OUT"
+  finish
+fi
+REV=$(git -C "$HOOKS" rev-parse HEAD)
+
+# The user's project: a committed .pre-commit-config.yaml using both hooks.
+PROJ="$WORK/project"
+if ! { new_repo "$PROJ" &&
+  cat >"$PROJ/.pre-commit-config.yaml" <<EOF &&
+repos:
+  - repo: $HOOKS
+    rev: $REV
+    hooks:
+      - id: bpu-lint
+      - id: bpu-lint-fix
+EOF
+  git -C "$PROJ" add .pre-commit-config.yaml &&
+  git -C "$PROJ" commit -q -m "pre-commit config"; } >"$OUT" 2>&1; then
+  fail "could not make the project repo" "$OUT"
+  finish
+fi
+cd "$PROJ" || finish
+
+# The fixed model, made with the real binary, outside the project.
+FIXED="$WORK/case_study.fixed.onnx"
+if "$BPU_LINT" "$EXAMPLE" --fix --fixed-model "$FIXED" >"$OUT" 2>&1 && [[ -f "$FIXED" ]]; then
+  pass "bpu-lint --fix --fixed-model makes a clean fixed example model"
+else
+  fail "bpu-lint --fix --fixed-model did not make a clean fixed example model" "$OUT"
+fi
+
+# (a) The example model (4 errors) fails the bpu-lint hook, and the output names BPU1101.
+cp "$EXAMPLE" model.onnx && git add model.onnx
+pre-commit run bpu-lint --files model.onnx --color=never >"$OUT" 2>&1
+rc=$?
+if [[ $rc -ne 0 ]] && grep -q 'BPU1101' "$OUT" && grep -q 'Failed' "$OUT"; then
+  pass "(a) bpu-lint hook fails on the example model (exit $rc) and reports BPU1101"
+else
+  fail "(a) bpu-lint hook on the example model: exit $rc, expected non-zero with BPU1101 in the output" "$OUT"
+fi
+
+# (b) The fixed model passes.
+if [[ -f "$FIXED" ]]; then
+  cp "$FIXED" model.onnx && git add model.onnx
+  pre-commit run bpu-lint --files model.onnx --color=never >"$OUT" 2>&1
+  rc=$?
+  if [[ $rc -eq 0 ]] && grep -q 'Passed' "$OUT"; then
+    pass "(b) bpu-lint hook passes on the fixed model"
+  else
+    fail "(b) bpu-lint hook on the fixed model: exit $rc, expected 0 (Passed)" "$OUT"
+  fi
+else
+  fail "(b) no fixed model to test"
+fi
+
+# (c) The bpu-lint-fix hook leaves the model byte-identical and writes model.fixed.onnx beside
+# it; as that is a new untracked file, pre-commit sees no modification and the hook passes.
+cp "$EXAMPLE" model.onnx && git add model.onnx
+rm -f model.fixed.onnx
+pre-commit run bpu-lint-fix --files model.onnx --color=never >"$OUT" 2>&1
+rc=$?
+if [[ $rc -eq 0 ]] && grep -q 'Passed' "$OUT"; then
+  pass "(c) bpu-lint-fix hook passes on the example model"
+else
+  fail "(c) bpu-lint-fix hook on the example model: exit $rc, expected 0 (Passed)" "$OUT"
+fi
+if cmp -s "$EXAMPLE" model.onnx; then
+  pass "(c) bpu-lint-fix hook leaves model.onnx byte-identical"
+else
+  fail "(c) bpu-lint-fix hook changed model.onnx"
+fi
+if [[ ! -f model.fixed.onnx ]]; then
+  fail "(c) bpu-lint-fix hook did not write model.fixed.onnx" "$OUT"
+elif "$BPU_LINT" model.fixed.onnx --platform j6p >"$OUT" 2>&1; then
+  pass "(c) bpu-lint-fix hook wrote model.fixed.onnx, which lints clean"
+else
+  fail "(c) model.fixed.onnx written by the bpu-lint-fix hook does not lint clean" "$OUT"
+fi
+
+# (d) Installed as a git hook, it blocks a commit of the example model and lets the fixed one in.
+rm -f model.fixed.onnx
+if pre-commit install >"$OUT" 2>&1; then
+  head_before=$(git rev-parse HEAD)
+  cp "$EXAMPLE" model.onnx && git add model.onnx
+  git commit -q -m "add model" >"$OUT" 2>&1
+  rc=$?
+  if [[ $rc -ne 0 ]] && grep -q 'BPU1101' "$OUT" && [[ $(git rev-parse HEAD) == "$head_before" ]]; then
+    pass "(d) git commit of the example model is blocked by the hook (exit $rc)"
+  else
+    fail "(d) git commit of the example model: exit $rc, expected blocked with BPU1101" "$OUT"
+  fi
+  rm -f model.fixed.onnx # written by bpu-lint-fix during that commit
+  if [[ -f "$FIXED" ]]; then
+    cp "$FIXED" model.onnx && git add model.onnx
+    if git commit -q -m "add fixed model" >"$OUT" 2>&1 && [[ $(git rev-parse HEAD) != "$head_before" ]]; then
+      pass "(d) git commit of the fixed model succeeds"
+    else
+      fail "(d) git commit of the fixed model was blocked" "$OUT"
+    fi
+  else
+    fail "(d) no fixed model to commit"
+  fi
+else
+  fail "(d) pre-commit install failed" "$OUT"
+fi
+
+finish
