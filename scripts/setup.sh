@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libcli11-dev doctest-dev)
 if [[ ${1:-} == --test ]]; then
-  packages+=(python3-onnx python3-numpy python3-torch)
+  packages+=(python3-onnx python3-numpy python3-torch pre-commit git)
   # Node.js may already come from elsewhere (with npm bundled); Debian's own
   # split packages are the fallback.
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then packages+=(nodejs npm); fi

@@ -60,9 +60,6 @@ class JsonWriter {
   JsonWriter& value(unsigned long long v) { return unsigned_value(v); }
   JsonWriter& value(double v);
   JsonWriter& null();
-  // A pre-rendered JSON value (must itself be valid JSON, single line or
-  // already indented for this depth).
-  JsonWriter& raw(std::string_view json);
 
   // Shorthands for key(k).value(v).
   template <typename T>
