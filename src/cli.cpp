@@ -11,6 +11,7 @@
 #include "bpulint/fix_catalog.h"
 #include "bpulint/fix_apply.h"
 #include "bpulint/lint.h"
+#include "bpulint/lint_run.h"
 #include "bpulint/model_writer.h"
 #include "bpulint/pytorch_snippet.h"
 #include "bpulint/render_text.h"
@@ -161,140 +162,63 @@ int cmd_explain(const RuleDatabase& db, const std::string& id) {
   return kExitClean;
 }
 
-struct LintOptions {
-  FactOptions facts;
-  TextOptions text;
-  bool exit_zero = false;
-  bool fix = false;
-  std::string fix_strategy = "auto";
-  std::string fixed_model;  // only with one model
-  std::string pytorch_snippet;  // only with one model
-};
-
-// The PyTorch replacements for every node with an applicable fix (the chosen
-// strategy's, else the recommended one).
-bool write_pytorch_snippet(const ModelReport& report, const LintOptions& o) {
-  std::vector<SnippetLayer> layers;
-  for (const auto& plan : report.fix_plans) {
-    const FixOption* chosen = nullptr;
-    for (const auto& opt : plan.options) {
-      if (opt.applicable && (o.fix_strategy == "auto" ? opt.recommended : opt.id == o.fix_strategy)) chosen = &opt;
-    }
-    if (chosen == nullptr) continue;
-    const auto& node = report.facts.nodes[static_cast<size_t>(plan.node)];
-    layers.push_back({chosen->id, plan.params, torch_module_path(node.name)});
-  }
-  if (layers.empty()) {
-    std::cout << report.path << ": no layer has an applicable fix; no PyTorch snippet written\n";
-    return true;
-  }
-  std::string error;
-  if (!write_file_atomic(o.pytorch_snippet, pytorch_snippet_file(layers), error)) {
-    std::cerr << o.pytorch_snippet << ": error: " << error << "\n";
-    return false;
-  }
-  std::cout << report.path << ": wrote PyTorch replacements for " << layers.size() << " layer"
-            << (layers.size() == 1 ? "" : "s") << " to " << o.pytorch_snippet << "\n";
-  return true;
-}
-
-// --fix for one model: rewrite, prove, write, then lint the written model.
-// Returns the report whose errors decide the exit code.
-std::unique_ptr<ModelReport> fix_model(const ModelReport& report, const Platform& platform, const LintOptions& o,
-                                       bool& broken) {
-  if (report.fix_plans.empty()) {
-    std::cout << report.path << ": nothing to fix\n";
-    return nullptr;
-  }
-  const std::string out = o.fixed_model.empty() ? default_fixed_path(report.path) : o.fixed_model;
-  const FixRun run = apply_fixes(report, report.fix_plans, o.fix_strategy, out);
-  render_fix_run(std::cout, report, run, o.text);
-  if (!run.error.empty()) broken = true;
-  if (!run.written) return nullptr;
-  auto fixed = std::make_unique<ModelReport>(lint_model(out, platform, o.facts));
-  if (!fixed->ok) {
-    std::cerr << out << ": error: " << fixed->error << "\n";
-    broken = true;
-    return nullptr;
-  }
-  std::cout << "re-lint of " << out << ":\n";
-  render_text(std::cout, *fixed, platform, o.text);
-  return fixed;
-}
-
-int cmd_lint(const std::vector<std::string>& models, const Platform& platform, const LintOptions& o) {
-  bool broken = false;
-  bool findings = false;
-  std::unique_ptr<ModelReport> report, fixed;
-  for (const auto& path : models) {
-    try {
-      report = std::make_unique<ModelReport>(lint_model(path, platform, o.facts));
-    } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
-      report = std::make_unique<ModelReport>();
-      report->error = std::string("internal error: ") + e.what();
-    }
-    if (!report->ok) {
-      std::cerr << path << ": error: " << report->error << "\n";
-      broken = true;
-      continue;
-    }
-    render_text(std::cout, *report, platform, o.text);
-    if (!o.pytorch_snippet.empty() && !write_pytorch_snippet(*report, o)) broken = true;
-    const ModelReport* verdict = report.get();
-    if (o.fix) {
-      fixed = fix_model(*report, platform, o, broken);
-      if (fixed) verdict = fixed.get();
-    }
-    if (verdict->summary.errors > 0) findings = true;
-  }
-  std::cout.flush();
-  // Tearing down a 100k-node model costs a third of the run; the process is
-  // about to exit, so the last reports are left for the OS to reclaim.
-  (void)report.release();
-  (void)fixed.release();
-  if (broken) return kExitError;
-  return findings && !o.exit_zero ? kExitFindings : kExitClean;
-}
-
 }  // namespace
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"bpu-lint: which ONNX nodes will fall off a Horizon BPU, and why"};
   app.set_version_flag("--version", std::string("bpu-lint ") + BPULINT_VERSION);
 
-  std::vector<std::string> models;
-  std::string platform_name = kDefaultPlatform;
-  std::string format = "text";
+  RunOptions run;
   std::string color = "auto";
-  std::string rules_dir;
-  std::vector<std::string> input_shapes;
-  LintOptions lint;
+  std::vector<std::string> input_shapes, select, ignore;
 
-  app.add_option("models", models, "ONNX model files");
-  app.add_option("-p,--platform", platform_name, "Platform name or march (default j6p; see: bpu-lint platforms)");
-  app.add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "concise"}));
+  app.add_option("models", run.inputs, "ONNX model files, or folders searched for *.onnx");
+  app.add_option("-p,--platform", run.platform, "Platform name, march or alias (default: the configuration's, else j6p)");
+  app.add_option("--format", run.format, "Output format")
+      ->check(CLI::IsMember({"text", "concise", "json", "sarif", "github"}));
+  app.add_option("--sarif-profile", run.sarif_profile,
+                 "github (default: file locations without regions, what code scanning ingests) or spec "
+                 "(byte regions of each node in the binary file)")
+      ->check(CLI::IsMember({"github", "spec"}));
+  app.add_option("-o,--output", run.output_file, "Write the report to this file (atomically) instead of stdout");
   app.add_option("--color", color, "Colour: auto (terminal only), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--input-shape", input_shapes, "Pin a dynamic input: NAME=1x128x2x6x6 (repeatable)")
       ->allow_extra_args(false);
-  app.add_flag("--exit-zero", lint.exit_zero, "Exit 0 even when errors are found (2 still means broken input)");
-  app.add_flag("--fix", lint.fix, "Apply the fixes (rewrite, prove numerically, write, re-lint)");
-  app.add_option("--fix-strategy", lint.fix_strategy, "auto (each node's recommended fix) or a fix id")
+  app.add_flag("--exit-zero", run.exit_zero, "Exit 0 even when errors are found (2 still means broken input)");
+  app.add_flag("--fix", run.fix, "Apply the fixes (rewrite, prove numerically, write, re-lint)");
+  app.add_option("--fix-strategy", run.fix_strategy, "auto (each node's recommended fix) or a fix id")
       ->check(CLI::IsMember({"auto", "convtranspose2d", "conv3d-1x1x1"}));
-  app.add_option("--fixed-model", lint.fixed_model, "Where --fix writes (default: <stem>.fixed.onnx beside the input)");
-  app.add_option("--pytorch-snippet", lint.pytorch_snippet,
+  app.add_option("--fixed-model", run.fixed_model, "Where --fix writes (default: <stem>.fixed.onnx beside the input)");
+  app.add_option("--pytorch-snippet", run.pytorch_snippet,
                  "Write nn.Module replacements for the fixable layers (PyTorch source) to this file");
-  app.add_option("--rules-dir", rules_dir, "Load rule files from this folder instead of the built-in database");
+  app.add_option("--rules-dir", run.rules_dir, "Load rule files from this folder instead of the built-in database");
+  app.add_option("--rules", run.extra_rules, "Extra rule files or folders extending the database (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--config", run.config_file, "Configuration file (default: the nearest .bpu-lint.yaml up the tree)");
+  app.add_flag("--isolated", run.isolated, "Ignore configuration files");
+  auto* select_opt = app.add_option("--select", select, "Only these rule ids or prefixes (overrides the configuration)")
+                         ->delimiter(',')
+                         ->allow_extra_args(false);
+  auto* ignore_opt = app.add_option("--ignore", ignore, "Skip these rule ids or prefixes (overrides the configuration)")
+                         ->delimiter(',')
+                         ->allow_extra_args(false);
+  app.add_flag("--show-waived", run.show_waived, "Also list waived and baselined findings");
+  app.add_flag("--statistics", run.statistics, "Count findings per rule (text formats)");
+  app.add_option("--baseline", run.baseline, "Report only findings not in this baseline file");
+  app.add_option("--write-baseline", run.write_baseline, "Record the current findings as a baseline file");
+  app.add_option("-j,--jobs", run.jobs, "Lint this many models in parallel")->check(CLI::Range(1, 256));
 
   auto* rules_cmd = app.add_subcommand("rules", "List a platform's rules and op classes");
-  rules_cmd->add_option("-p,--platform", platform_name, "Platform name or march");
-  rules_cmd->add_option("--rules-dir", rules_dir, "Rule folder");
+  std::string rules_platform = kDefaultPlatform;
+  rules_cmd->add_option("-p,--platform", rules_platform, "Platform name or march");
+  rules_cmd->add_option("--rules-dir", run.rules_dir, "Rule folder");
   auto* explain_cmd = app.add_subcommand("explain", "Show a rule's constraint, rationale, source, status and fixes");
   std::string explain_id;
-  explain_cmd->add_option("rule", explain_id, "Rule id or name")->required();
-  explain_cmd->add_option("--rules-dir", rules_dir, "Rule folder");
+  explain_cmd->add_option("rule", explain_id, "Rule id or name, or a fix id")->required();
+  explain_cmd->add_option("--rules-dir", run.rules_dir, "Rule folder");
   auto* platforms_cmd = app.add_subcommand("platforms", "List the platforms in the database");
-  platforms_cmd->add_option("--rules-dir", rules_dir, "Rule folder");
+  platforms_cmd->add_option("--rules-dir", run.rules_dir, "Rule folder");
   app.require_subcommand(0, 1);
 
   try {
@@ -308,39 +232,31 @@ int run_cli(int argc, char** argv) {
     return kExitError;
   }
 
-  RuleDatabase db;
-  if (!load_db(rules_dir, db)) return kExitError;
-  if (*platforms_cmd) return cmd_platforms(db);
-  if (*explain_cmd) return cmd_explain(db, explain_id);
-  const Platform* platform = pick_platform(db, platform_name);
-  if (platform == nullptr) return kExitError;
-  if (*rules_cmd) return cmd_rules(*platform);
-
-  if (models.empty()) {
-    std::cerr << "bpu-lint: no model given (usage: bpu-lint MODEL.onnx... [--platform j6p])\n";
-    return kExitError;
+  if (*platforms_cmd || *explain_cmd || *rules_cmd) {
+    RuleDatabase db;
+    if (!load_db(run.rules_dir, db)) return kExitError;
+    if (*platforms_cmd) return cmd_platforms(db);
+    if (*explain_cmd) return cmd_explain(db, explain_id);
+    const Platform* platform = pick_platform(db, rules_platform);
+    return platform == nullptr ? kExitError : cmd_rules(*platform);
   }
-  FactOptions facts;
+
   for (const auto& spec : input_shapes) {
     std::string error;
-    if (!parse_input_shape(spec, facts, error)) {
+    if (!parse_input_shape(spec, run.facts, error)) {
       std::cerr << "bpu-lint: " << error << "\n";
       return kExitError;
     }
   }
-  facts.ignore_missing_inputs = models.size() > 1;
-  if (!lint.fixed_model.empty() && (!lint.fix || models.size() != 1)) {
-    std::cerr << "bpu-lint: --fixed-model needs --fix and exactly one model\n";
+  run.facts.ignore_missing_inputs = run.inputs.size() > 1;
+  if (!run.fixed_model.empty() && !run.fix) {
+    std::cerr << "bpu-lint: --fixed-model needs --fix\n";
     return kExitError;
   }
-  if (!lint.pytorch_snippet.empty() && models.size() != 1) {
-    std::cerr << "bpu-lint: --pytorch-snippet needs exactly one model\n";
-    return kExitError;
-  }
-  lint.facts = facts;
-  lint.text.color = use_color(color);
-  lint.text.concise = format == "concise";
-  return cmd_lint(models, *platform, lint);
+  if (*select_opt) run.select = select;
+  if (*ignore_opt) run.ignore = ignore;
+  run.color = use_color(color);
+  return run_lint(run);
 }
 
 }  // namespace bpulint

@@ -93,6 +93,14 @@ Summary summarize(const ModelFacts& facts, const std::vector<Placement>& placeme
   }
   s.cpu_islands = count_cpu_islands(facts, placement);
   for (const auto& d : diagnostics) {
+    if (!d.waiver.empty()) {
+      ++s.waived;
+      continue;
+    }
+    if (d.baselined) {
+      ++s.baselined;
+      continue;
+    }
     switch (d.severity) {
       case Severity::Error: ++s.errors; break;
       case Severity::Warning: ++s.warnings; break;

@@ -111,6 +111,8 @@ std::string summary_line(const ModelReport& r) {
   out << "; " << s.cpu_islands << " CPU island" << (s.cpu_islands == 1 ? "" : "s")
       << " (BPU<->CPU round trips); " << s.errors << " error" << (s.errors == 1 ? "" : "s") << ", " << s.warnings
       << " warning" << (s.warnings == 1 ? "" : "s") << ", " << s.notes << " note" << (s.notes == 1 ? "" : "s");
+  if (s.waived > 0) out << ", " << s.waived << " waived";
+  if (s.baselined > 0) out << ", " << s.baselined << " in baseline";
   return out.str();
 }
 
@@ -122,14 +124,16 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
   }
   std::set<long> planned;  // a node's fixes are shown once, under its first diagnostic
   for (const auto& d : r.diagnostics) {
+    if (!d.shown() && !options.show_waived) continue;
+    const std::string hidden = !d.waiver.empty() ? " (waived: " + d.waiver + ")" : d.baselined ? " (in baseline)" : "";
     if (options.concise) {
       std::string loc = r.path;
       if (d.node >= 0) loc += ":" + r.facts.nodes[static_cast<size_t>(d.node)].path();
-      out << loc << ": " << p.severity(d.severity) << ": " << d.message << " [" << d.rule->id << "]\n";
+      out << loc << ": " << p.severity(d.severity) << ": " << d.message << " [" << d.rule->id << "]" << hidden << "\n";
       continue;
     }
     out << p.paint(where(r, d), "1") << ": " << p.severity(d.severity) << ": " << d.message << " "
-        << p.paint("[" + d.rule->id + "]", "2") << "\n";
+        << p.paint("[" + d.rule->id + "]", "2") << hidden << "\n";
     if (d.node >= 0) {
       const auto& n = r.facts.nodes[static_cast<size_t>(d.node)];
       out << "    node #" << n.index_in_graph << " of graph " << n.graph_path << ", opset " << n.opset << "\n";

@@ -14,6 +14,7 @@
 #include "bpulint/embedded_rules.h"
 #include "bpulint/facts.h"
 #include "bpulint/fix_catalog.h"
+#include "yaml_reader.h"
 
 namespace bpulint {
 
@@ -69,94 +70,6 @@ const Platform* RuleDatabase::find(const std::string& name) const {
 
 namespace {
 
-// Every load error carries the YAML position; thrown inside the loader only.
-struct LoadError {
-  SourceLocation where;
-  std::string message;
-};
-
-class FileReader {
- public:
-  explicit FileReader(std::string path) : path_(std::move(path)) {}
-
-  SourceLocation at(const YAML::Node& node, size_t extra_columns = 0) const {
-    const YAML::Mark m = node.Mark();
-    return {path_, m.line + 1, m.column + 1 + static_cast<int>(extra_columns)};
-  }
-
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const { throw LoadError{at(node), message}; }
-
-  // Checks that a mapping has only `allowed` keys, no duplicates, and the `required` ones.
-  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
-                  const std::vector<std::string>& required, const std::string& what) const {
-    if (!map.IsMap()) fail(map, what + " must be a mapping");
-    std::set<std::string> seen;
-    for (const auto& kv : map) {
-      const std::string key = kv.first.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        fail(kv.first, "unknown key '" + key + "' in " + what + " (allowed: " + list + ")");
-      }
-      if (!seen.insert(key).second) fail(kv.first, "duplicate key '" + key + "' in " + what);
-    }
-    for (const auto& r : required) {
-      if (!map[r]) fail(map, what + " is missing required key '" + r + "'");
-    }
-  }
-
-  std::string scalar(const YAML::Node& node, const std::string& what) const {
-    if (!node.IsScalar()) fail(node, what + " must be a scalar");
-    return node.Scalar();
-  }
-
-  std::string text(const YAML::Node& map, const std::string& key, const std::string& what) const {
-    const YAML::Node node = map[key];
-    if (!node) return {};
-    const std::string value = scalar(node, what + " '" + key + "'");
-    if (value.empty()) fail(node, what + " '" + key + "' must not be empty");
-    return value;
-  }
-
-  std::vector<std::string> string_list(const YAML::Node& node, const std::string& what) const {
-    std::vector<std::string> out;
-    if (!node) return out;
-    if (!node.IsSequence()) fail(node, what + " must be a list");
-    for (const auto& item : node) out.push_back(scalar(item, what + " entry"));
-    return out;
-  }
-
-  ExprPtr expression(const YAML::Node& node, const std::string& what) const {
-    const std::string source = scalar(node, what);
-    ExprError err;
-    ExprPtr e = parse_expr(source, &err);
-    if (!e) throw LoadError{at(node, quote_shift(node) + err.offset), "bad " + what + " expression: " + err.message};
-    return e;
-  }
-
-  TemplatePtr message(const YAML::Node& node) const {
-    const std::string source = scalar(node, "message");
-    ExprError err;
-    TemplatePtr t = parse_template(source, &err);
-    if (!t) throw LoadError{at(node, quote_shift(node) + err.offset), "bad message template: " + err.message};
-    return t;
-  }
-
-  Status status(const YAML::Node& node) const {
-    const std::string s = scalar(node, "status");
-    if (s == "verified") return Status::Verified;
-    if (s == "derived") return Status::Derived;
-    if (s == "inferred") return Status::Inferred;
-    fail(node, "status must be verified, derived or inferred, not '" + s + "'");
-  }
-
-  const std::string& path() const { return path_; }
-
- private:
-  // Quoted scalars start one column after their mark.
-  static size_t quote_shift(const YAML::Node& node) { return node.Tag() == "!" ? 1 : 0; }
-  std::string path_;
-};
 
 const std::set<std::string>& model_facts() {
   static const std::set<std::string> names = {"ir_version", "opset", "input", "output", "io_dtypes",
@@ -390,38 +303,91 @@ bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, st
   }
 }
 
+bool read_rule_paths(const std::vector<std::string>& paths, std::vector<RuleFile>& files, std::string& error) {
+  for (const auto& path : paths) {
+    std::vector<std::string> names;
+    DIR* d = opendir(path.c_str());
+    if (d != nullptr) {
+      while (dirent* e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n.size() > 5 && n.compare(n.size() - 5, 5, ".yaml") == 0) names.push_back(path + "/" + n);
+      }
+      closedir(d);
+      std::sort(names.begin(), names.end());
+      if (names.empty()) {
+        error = path + ": no *.yaml rule files";
+        return false;
+      }
+    } else {
+      names.push_back(path);
+    }
+    for (const auto& n : names) {
+      std::ifstream in(n, std::ios::binary);
+      if (!in.is_open()) {
+        error = n + ": cannot open the rule file";
+        return false;
+      }
+      std::ostringstream text;
+      text << in.rdbuf();
+      files.push_back({n, text.str()});
+    }
+  }
+  return true;
+}
+
+bool extend_rule_database(RuleDatabase& db, const std::vector<RuleFile>& files, std::string& error) {
+  try {
+    for (const auto& f : files) {
+      const YAML::Node root = parse_yaml(f);
+      FileReader reader(f.path);
+      reader.check_keys(root, {"schema_version", "extends", "description", "ops", "rules"}, {"schema_version", "extends"},
+                        "user rule file");
+      if (reader.scalar(root["schema_version"], "schema_version") != "1") {
+        reader.fail(root["schema_version"], "unsupported schema_version (this bpu-lint reads 1)");
+      }
+      const std::string target = reader.scalar(root["extends"], "extends");
+      Platform* platform = nullptr;
+      for (auto& p : db.platforms) {
+        if (&p == db.find(target)) platform = &p;
+      }
+      if (platform == nullptr) reader.fail(root["extends"], "unknown platform '" + target + "'");
+      // Op classes: a user file may reclassify an op it lists.
+      std::map<std::string, OpPlacement> ops;
+      std::map<std::string, SourceLocation> op_where;
+      parse_op_classes(reader, root["ops"], ops, op_where);
+      for (auto& kv : ops) platform->ops[kv.first] = kv.second;
+      const YAML::Node rules = root["rules"];
+      if (!rules) continue;
+      if (!rules.IsSequence()) reader.fail(rules, "rules must be a list");
+      std::set<std::string> seen;
+      for (const auto& node : rules) {
+        Rule r = parse_rule(reader, node);
+        if (!seen.insert(r.id).second) reader.fail(node["id"], "duplicate rule id '" + r.id + "' in this file");
+        for (const auto& b : builtin_rules()) {
+          if (b.id == r.id) reader.fail(node["id"], "rule id '" + r.id + "' belongs to a built-in engine rule");
+        }
+        auto same = std::find_if(platform->rules.begin(), platform->rules.end(),
+                                 [&](const Rule& existing) { return existing.id == r.id; });
+        if (same != platform->rules.end()) *same = std::move(r);  // override by id
+        else platform->rules.push_back(std::move(r));
+      }
+    }
+    return true;
+  } catch (const LoadError& e) {
+    error = e.where.str() + ": " + e.message;
+    return false;
+  } catch (const YAML::Exception& e) {
+    error = "rule file: " + std::string(e.what());
+    return false;
+  }
+}
+
 bool load_default_rule_database(const std::string& dir, RuleDatabase& db, std::string& error) {
   std::vector<RuleFile> files;
   if (dir.empty()) {
     for (const auto& f : embedded_rule_files()) files.push_back({f.path, f.content});
-  } else {
-    DIR* d = opendir(dir.c_str());
-    if (d == nullptr) {
-      error = dir + ": cannot open rules folder";
-      return false;
-    }
-    std::vector<std::string> names;
-    while (dirent* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".yaml") == 0) names.push_back(n);
-    }
-    closedir(d);
-    std::sort(names.begin(), names.end());
-    for (const auto& n : names) {
-      const std::string path = dir + "/" + n;
-      std::ifstream in(path, std::ios::binary);
-      std::ostringstream text;
-      text << in.rdbuf();
-      if (!in) {
-        error = path + ": cannot read";
-        return false;
-      }
-      files.push_back({path, text.str()});
-    }
-    if (files.empty()) {
-      error = dir + ": no *.yaml rule files";
-      return false;
-    }
+  } else if (!read_rule_paths({dir}, files, error)) {
+    return false;
   }
   return load_rule_database(files, db, error);
 }

@@ -20,6 +20,7 @@
 // (std::to_chars); NaN and infinities, which JSON cannot represent, as null.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -95,5 +96,37 @@ class JsonWriter {
 // whitespace), including UTF-8 validity of strings and valid \u escapes
 // (paired surrogates). Returns false with "offset N: problem".
 bool json_valid(std::string_view text, std::string* error = nullptr);
+
+// --- Shared by the machine renderers (render_json/sarif/github.cpp) ------
+
+struct Diagnostic;
+struct ModelReport;
+struct NodeFixPlan;
+class Value;
+struct TraceEntry;
+
+// A diagnostic is output when shown() (not waived, not baselined), or always
+// with show_waived.
+bool machine_included(const Diagnostic& d, bool show_waived);
+
+// Diagnostic counts of a model for machine output: errors/warnings/notes
+// count the diagnostics that are neither waived nor baselined (whatever
+// show_waived says); waived counts the waived ones, baselined the baselined
+// ones that are not also waived.
+struct MachineCounts {
+  size_t errors = 0, warnings = 0, notes = 0, waived = 0, baselined = 0;
+};
+MachineCounts machine_counts(const ModelReport& report);
+
+// A fact value: ints, floats, strings, bools, lists, records (keys sorted);
+// unknown -> null.
+void write_fact_value(JsonWriter& w, const Value& v);
+// {"kernel_shape[0]": 5, ...} in trace order.
+void write_facts(JsonWriter& w, const std::vector<TraceEntry>& trace);
+// [{"id", "title", "safety", "recommended", "applicable", "why_not"?, costs..., "new_violations"}];
+// [] when plan is null.
+void write_fix_options(JsonWriter& w, const NodeFixPlan* plan);
+// {"nodes", "bpu_nodes", ..., "baselined"}.
+void write_summary(JsonWriter& w, const ModelReport& report);
 
 }  // namespace bpulint

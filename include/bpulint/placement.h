@@ -24,6 +24,8 @@ struct Summary {
   size_t errors = 0;
   size_t warnings = 0;
   size_t notes = 0;
+  size_t waived = 0;     // hidden by a waiver (not in errors/warnings/notes)
+  size_t baselined = 0;  // hidden by the baseline
 };
 
 // A node goes to the CPU when its op is classified `cpu` or an error-level

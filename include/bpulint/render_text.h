@@ -11,6 +11,7 @@ namespace bpulint {
 struct TextOptions {
   bool color = false;
   bool concise = false;  // one line per diagnostic, no detail lines
+  bool show_waived = false;  // list waived and baselined findings too, marked as such
 };
 
 void render_text(std::ostream& out, const ModelReport& report, const Platform& platform, const TextOptions& options);

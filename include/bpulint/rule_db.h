@@ -90,4 +90,13 @@ bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, st
 // The embedded database, or every *.yaml in `dir` when dir is not empty.
 bool load_default_rule_database(const std::string& dir, RuleDatabase& db, std::string& error);
 
+// Reads rule files: each path is a file, or a folder whose *.yaml files are read.
+bool read_rule_paths(const std::vector<std::string>& paths, std::vector<RuleFile>& files, std::string& error);
+
+// A user's rule files (`extends: <platform>`, then ops/rules as in a platform
+// file) extend the database: a rule with a known id replaces that rule (its
+// defined_at then names the user's file), new ids are added, listed ops are
+// reclassified.
+bool extend_rule_database(RuleDatabase& db, const std::vector<RuleFile>& files, std::string& error);
+
 }  // namespace bpulint

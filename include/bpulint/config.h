@@ -1,0 +1,65 @@
+// Project configuration (.bpu-lint.yaml) and baselines: what a team decides
+// about the findings, applied after evaluation. Rules never see any of this.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bpulint/lint.h"
+#include "bpulint/rule_db.h"
+
+namespace bpulint {
+
+struct Waiver {
+  std::string rule;    // rule id or glob (BPU11*)
+  std::string node;    // glob on the node name, its display name or its graph path
+  std::string reason;  // required
+  SourceLocation where;
+  size_t matches = 0;
+};
+
+struct Config {
+  std::string path;                          // "" = no configuration file
+  std::optional<std::string> platform;
+  std::vector<std::string> select;           // rule ids or prefixes; empty = all
+  std::vector<std::string> ignore;           // rule ids or prefixes
+  std::map<std::string, Severity> severity;  // rule id -> level
+  std::vector<std::string> rule_paths;       // extra rule files or folders, resolved against the config's folder
+  std::vector<Waiver> waivers;
+};
+
+constexpr const char* kConfigFileName = ".bpu-lint.yaml";
+
+// The nearest .bpu-lint.yaml in the model's folder or above; "" when none.
+std::string find_config(const std::string& model_path);
+
+// Strict: unknown keys, bad levels and waivers without a reason are errors
+// with file:line:col.
+bool load_config(const std::string& path, Config& config, std::string& error);
+
+// Findings known at baseline time, keyed by model, rule, node path and op type.
+struct Baseline {
+  struct Entry {
+    std::string model, rule, node, op;
+    size_t count = 0;
+    size_t matched = 0;
+  };
+  std::string path;
+  std::vector<Entry> entries;
+};
+
+bool load_baseline(const std::string& path, Baseline& baseline, std::string& error);
+// The YAML text of a baseline holding every shown finding of the reports.
+std::string baseline_text(const std::vector<const ModelReport*>& reports, const std::string& baseline_path);
+
+// Applies select/ignore, severity overrides, waivers and the baseline to a
+// report, then recomputes placement and summary from what remains. `baseline`
+// may be null. Waivers and baseline entries count their matches.
+void apply_config(ModelReport& report, const Platform& platform, Config& config, Baseline* baseline);
+
+// The model path as a baseline records it: relative to the baseline's folder.
+std::string baseline_model_key(const std::string& model_path, const std::string& baseline_path);
+
+}  // namespace bpulint

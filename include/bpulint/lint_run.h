@@ -1,0 +1,43 @@
+// One invocation of `bpu-lint MODEL...`: inputs (files and folders), the
+// configuration for each model, linting (in parallel with -j), fixes, output
+// in input order, baselines and the exit code.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bpulint/facts.h"
+
+namespace bpulint {
+
+struct RunOptions {
+  std::vector<std::string> inputs;          // files, or folders searched for *.onnx
+  std::string platform;                     // "" = from the configuration, else j6p
+  std::string rules_dir;                    // replaces the built-in database
+  std::vector<std::string> extra_rules;     // --rules: files or folders extending it
+  FactOptions facts;
+  std::string format = "text";              // text | concise | json | sarif | github
+  std::string sarif_profile = "github";     // github | spec
+  std::string output_file;                  // -o: written atomically instead of stdout
+  bool color = false;
+  bool exit_zero = false;
+  bool fix = false;
+  std::string fix_strategy = "auto";
+  std::string fixed_model;
+  std::string pytorch_snippet;
+  std::string config_file;                  // --config
+  bool isolated = false;                    // --isolated: no configuration file
+  std::optional<std::vector<std::string>> select, ignore;  // CLI overrides the configuration
+  bool show_waived = false;
+  bool statistics = false;
+  std::string baseline;
+  std::string write_baseline;
+  int jobs = 1;
+};
+
+// Returns the process exit code: 0 clean, 1 error-level findings, 2 broken
+// input, configuration or rule files.
+int run_lint(const RunOptions& options);
+
+}  // namespace bpulint

@@ -1,0 +1,376 @@
+#include "bpulint/lint_run.h"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "bpulint/config.h"
+#include "bpulint/fix_apply.h"
+#include "bpulint/lint.h"
+#include "bpulint/model_writer.h"
+#include "bpulint/pytorch_snippet.h"
+#include "bpulint/render_machine.h"
+#include "bpulint/render_text.h"
+
+namespace bpulint {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int kExitClean = 0;
+constexpr int kExitFindings = 1;
+constexpr int kExitError = 2;
+constexpr const char* kDefaultPlatform = "j6p";
+
+// Files as given; folders searched recursively for *.onnx, in sorted order. A
+// folder that cannot be searched or holds no model is reported like a broken
+// model: one line, exit 2, the other inputs still linted.
+void expand_inputs(const std::vector<std::string>& inputs, std::vector<std::string>& models,
+                   std::vector<std::string>& errors) {
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    if (!fs::is_directory(in, ec)) {
+      models.push_back(in);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (auto it = fs::recursive_directory_iterator(in, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file(ec) && it->path().extension() == ".onnx") found.push_back(it->path().string());
+    }
+    if (ec) {
+      errors.push_back(in + ": error: cannot search the folder: " + ec.message());
+    } else if (found.empty()) {
+      errors.push_back(in + ": error: no *.onnx files in the folder");
+    }
+    std::sort(found.begin(), found.end());
+    models.insert(models.end(), found.begin(), found.end());
+  }
+}
+
+// What one configuration file (or none) means for the models that use it.
+struct Setup {
+  Config config;
+  RuleDatabase db;
+  const Platform* platform = nullptr;
+};
+
+struct ModelRun {
+  std::string path;
+  Setup* setup = nullptr;
+  std::unique_ptr<ModelReport> report;
+  std::unique_ptr<FixRun> fix_run;
+  std::unique_ptr<ModelReport> fixed;
+};
+
+class Runner {
+ public:
+  explicit Runner(const RunOptions& o) : o_(o) {}
+
+  int run() {
+    std::vector<std::string> paths, input_errors;
+    std::string error;
+    expand_inputs(o_.inputs, paths, input_errors);
+    for (const auto& e : input_errors) std::cerr << e << "\n";
+    broken_ = !input_errors.empty();
+    if (paths.empty()) {
+      return input_errors.empty() ? fail("no model given (usage: bpu-lint MODEL.onnx... [--platform j6p])")
+                                  : kExitError;
+    }
+    if ((!o_.fixed_model.empty() || !o_.pytorch_snippet.empty()) && paths.size() != 1) {
+      return fail(std::string(o_.fixed_model.empty() ? "--pytorch-snippet" : "--fixed-model") +
+                  " needs exactly one model");
+    }
+    if (!o_.baseline.empty() && !load_baseline(o_.baseline, baseline_, error)) return fail(error);
+    for (const auto& p : paths) {
+      ModelRun m;
+      m.path = p;
+      if (!setup_for(p, m.setup, error)) return fail(error);
+      models_.push_back(std::move(m));
+    }
+    if (!check_one_platform(error)) return fail(error);
+    lint_all();
+    for (auto& m : models_) finish(m);
+    return conclude();
+  }
+
+ private:
+  int fail(const std::string& message) {
+    std::cerr << "bpu-lint: " << message << "\n";
+    return kExitError;
+  }
+
+  bool setup_for(const std::string& model, Setup*& out, std::string& error) {
+    std::string config_path = o_.config_file;
+    if (config_path.empty() && !o_.isolated) config_path = find_config(model);
+    auto it = setups_.find(config_path);
+    if (it != setups_.end()) {
+      out = it->second.get();
+      return true;
+    }
+    auto setup = std::make_unique<Setup>();
+    if (!config_path.empty() && !load_config(config_path, setup->config, error)) return false;
+    if (o_.select) setup->config.select = *o_.select;
+    if (o_.ignore) setup->config.ignore = *o_.ignore;
+    if (!load_default_rule_database(o_.rules_dir, setup->db, error)) return false;
+    std::vector<std::string> extra = setup->config.rule_paths;
+    extra.insert(extra.end(), o_.extra_rules.begin(), o_.extra_rules.end());
+    std::vector<RuleFile> files;
+    if (!extra.empty() && (!read_rule_paths(extra, files, error) || !extend_rule_database(setup->db, files, error))) {
+      return false;
+    }
+    const std::string name = !o_.platform.empty()          ? o_.platform
+                             : setup->config.platform.has_value() ? *setup->config.platform
+                                                                  : kDefaultPlatform;
+    setup->platform = setup->db.find(name);
+    if (setup->platform == nullptr) {
+      std::string names;
+      for (const auto& q : setup->db.platforms) names += (names.empty() ? "" : ", ") + q.name;
+      error = "unknown platform '" + name + "'" + (config_path.empty() ? "" : " (from " + config_path + ")") +
+              " (known: " + names + ")";
+      return false;
+    }
+    out = setup.get();
+    setups_.emplace(config_path, std::move(setup));
+    return true;
+  }
+
+  // One run, one target: configurations that disagree need --platform.
+  bool check_one_platform(std::string& error) {
+    for (const auto& m : models_) {
+      if (m.setup->platform->name != models_.front().setup->platform->name) {
+        error = "the models' configurations name different platforms (" + models_.front().setup->platform->name +
+                " for " + models_.front().path + ", " + m.setup->platform->name + " for " + m.path +
+                "); choose one with --platform";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Linting is read-only and independent per model, so -j runs models in
+  // parallel; everything after it happens in input order.
+  void lint_all() {
+    const size_t workers = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(1, o_.jobs)), models_.size()));
+    max_known_opset();  // initialise ONNX's schema registry before threads share it
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < models_.size(); i = next++) {
+        auto& m = models_[i];
+        try {
+          m.report = std::make_unique<ModelReport>(lint_model(m.path, *m.setup->platform, o_.facts));
+        } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
+          m.report = std::make_unique<ModelReport>();
+          m.report->path = m.path;
+          m.report->error = std::string("internal error: ") + e.what();
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < workers; ++t) threads.emplace_back(work);
+    work();
+    for (auto& t : threads) t.join();
+  }
+
+  bool text_output() const { return o_.format == "text" || o_.format == "concise"; }
+
+  TextOptions text_options() const {
+    TextOptions t;
+    t.color = o_.color && o_.output_file.empty();
+    t.concise = o_.format == "concise";
+    t.show_waived = o_.show_waived;
+    return t;
+  }
+
+  void finish(ModelRun& m) {
+    ModelReport& r = *m.report;
+    if (!r.ok) {
+      std::cerr << m.path << ": error: " << r.error << "\n";
+      broken_ = true;
+      return;
+    }
+    apply_config(r, *m.setup->platform, m.setup->config, o_.baseline.empty() ? nullptr : &baseline_);
+    if (text_output()) render_text(out_, r, *m.setup->platform, text_options());
+    if (!o_.pytorch_snippet.empty()) write_snippet(r);
+    if (o_.fix) fix(m);
+  }
+
+  void write_snippet(const ModelReport& r) {
+    std::vector<SnippetLayer> layers;
+    for (const auto& plan : r.fix_plans) {
+      const FixOption* chosen = nullptr;
+      for (const auto& opt : plan.options) {
+        if (opt.applicable && (o_.fix_strategy == "auto" ? opt.recommended : opt.id == o_.fix_strategy)) chosen = &opt;
+      }
+      if (chosen == nullptr) continue;
+      layers.push_back({chosen->id, plan.params, torch_module_path(r.facts.nodes[static_cast<size_t>(plan.node)].name)});
+    }
+    std::ostream& log = text_output() ? out_ : std::cerr;
+    if (layers.empty()) {
+      log << r.path << ": no layer has an applicable fix; no PyTorch snippet written\n";
+      return;
+    }
+    std::string error;
+    if (!write_file_atomic(o_.pytorch_snippet, pytorch_snippet_file(layers), error)) {
+      std::cerr << o_.pytorch_snippet << ": error: " << error << "\n";
+      broken_ = true;
+      return;
+    }
+    log << r.path << ": wrote PyTorch replacements for " << layers.size() << " layer" << (layers.size() == 1 ? "" : "s")
+        << " to " << o_.pytorch_snippet << "\n";
+  }
+
+  // --fix: rewrite, prove, write, then lint the written model with the same configuration.
+  void fix(ModelRun& m) {
+    const ModelReport& r = *m.report;
+    std::ostream& log = text_output() ? out_ : std::cerr;
+    if (r.fix_plans.empty()) {
+      log << r.path << ": nothing to fix\n";
+      return;
+    }
+    const std::string out = o_.fixed_model.empty() ? default_fixed_path(r.path) : o_.fixed_model;
+    m.fix_run = std::make_unique<FixRun>(apply_fixes(r, r.fix_plans, o_.fix_strategy, out));
+    render_fix_run(log, r, *m.fix_run, text_options());
+    if (!m.fix_run->error.empty()) broken_ = true;
+    if (!m.fix_run->written) return;
+    m.fixed = std::make_unique<ModelReport>(lint_model(out, *m.setup->platform, o_.facts));
+    if (!m.fixed->ok) {
+      std::cerr << out << ": error: " << m.fixed->error << "\n";
+      broken_ = true;
+      m.fixed.reset();
+      return;
+    }
+    apply_config(*m.fixed, *m.setup->platform, m.setup->config, nullptr);
+    if (text_output()) {
+      out_ << "re-lint of " << out << ":\n";
+      render_text(out_, *m.fixed, *m.setup->platform, text_options());
+    }
+  }
+
+  std::vector<std::string> configuration_notes() const {
+    std::vector<std::string> notes;
+    for (const auto& [path, setup] : setups_) {
+      for (const auto& w : setup->config.waivers) {
+        if (w.matches == 0) {
+          notes.push_back(w.where.str() + ": waiver for rule '" + w.rule + "' on node '" + w.node +
+                          "' matched nothing");
+        }
+      }
+    }
+    for (const auto& e : baseline_.entries) {
+      if (e.matched < e.count) {
+        notes.push_back(o_.baseline + ": stale baseline entry: " + e.rule + " on " + e.node + " in " + e.model + " (" +
+                        std::to_string(e.count - e.matched) + " no longer found)");
+      }
+    }
+    return notes;
+  }
+
+  void print_statistics() {
+    std::map<std::string, std::pair<size_t, const Rule*>> counts;
+    for (const auto& m : models_) {
+      const ModelReport* r = m.fixed ? m.fixed.get() : m.report.get();
+      if (!r->ok) continue;
+      for (const auto& d : r->diagnostics) {
+        if (!d.shown()) continue;
+        auto& c = counts[d.rule->id];
+        ++c.first;
+        c.second = d.rule;
+      }
+    }
+    out_ << "Statistics:\n";
+    for (const auto& [id, c] : counts) {
+      out_ << "  " << c.first << "\t" << id << "\t" << severity_name(c.second->severity) << "\t" << c.second->name << "\n";
+    }
+  }
+
+  int conclude() {
+    const std::vector<std::string> notes = configuration_notes();
+    bool findings = false;
+    for (const auto& m : models_) {
+      const ModelReport* verdict = m.fixed ? m.fixed.get() : m.report.get();
+      if (verdict->ok && verdict->summary.errors > 0) findings = true;
+    }
+    const int code = broken_ ? kExitError : (findings && !o_.exit_zero ? kExitFindings : kExitClean);
+    if (text_output()) {
+      for (const auto& n : notes) out_ << "warning: " << n << "\n";
+      if (o_.statistics) print_statistics();
+    } else {
+      RunInfo info;
+      info.tool_version = BPULINT_VERSION;
+      info.platform = models_.front().setup->platform;
+      info.exit_code = code;
+      info.show_waived = o_.show_waived;
+      info.configuration_notes = notes;
+      for (const auto& [path, setup] : setups_) {
+        for (const auto& kv : setup->config.severity) info.severity_overrides[kv.first] = kv.second;
+      }
+      for (const auto& m : models_) {
+        RunInfo::Model im;
+        im.path = m.path;
+        if (m.report->ok) im.report = m.report.get();
+        else im.error = m.report->error;
+        im.fix_run = m.fix_run.get();
+        im.fixed = m.fixed.get();
+        info.models.push_back(im);
+      }
+      if (o_.format == "json") out_ << render_json(info);
+      else if (o_.format == "sarif") {
+        out_ << render_sarif(info, o_.sarif_profile == "spec" ? SarifProfile::Spec : SarifProfile::GitHub);
+      } else out_ << render_github(info);
+      for (const auto& n : notes) std::cerr << "bpu-lint: warning: " << n << "\n";
+    }
+    if (!o_.write_baseline.empty()) {
+      std::vector<const ModelReport*> reports;
+      for (const auto& m : models_) {
+        if (m.report->ok) reports.push_back(m.report.get());
+      }
+      std::string error;
+      if (!write_file_atomic(o_.write_baseline, baseline_text(reports, o_.write_baseline), error)) {
+        std::cerr << o_.write_baseline << ": error: " << error << "\n";
+        return kExitError;
+      }
+      std::cerr << "bpu-lint: wrote the baseline " << o_.write_baseline << "\n";
+    }
+    if (!o_.output_file.empty()) {
+      std::string error;
+      if (!write_file_atomic(o_.output_file, buffer_.str(), error)) {
+        std::cerr << o_.output_file << ": error: " << error << "\n";
+        return kExitError;
+      }
+    } else {
+      std::cout << buffer_.str();
+      std::cout.flush();
+    }
+    // Tearing down 100k-node models costs a third of a run; the process is
+    // about to exit, so the reports are left for the OS to reclaim.
+    for (auto& m : models_) {
+      (void)m.report.release();
+      (void)m.fixed.release();
+    }
+    return code;
+  }
+
+  const RunOptions& o_;
+  std::map<std::string, std::unique_ptr<Setup>> setups_;  // by configuration path ("" = none)
+  std::vector<ModelRun> models_;
+  Baseline baseline_;
+  // Text goes straight to stdout as each model finishes; with -o, or for the
+  // machine formats (one document), it is collected first.
+  std::ostringstream buffer_;
+  std::ostream& out_ = o_.output_file.empty() && (o_.format == "text" || o_.format == "concise")
+                           ? static_cast<std::ostream&>(std::cout)
+                           : static_cast<std::ostream&>(buffer_);
+  bool broken_ = false;
+};
+
+}  // namespace
+
+int run_lint(const RunOptions& options) { return Runner(options).run(); }
+
+}  // namespace bpulint

@@ -1,0 +1,113 @@
+// --format github: GitHub Actions workflow commands, one annotation per shown
+// diagnostic and a summary notice per model:
+//   ::error file=models/m.onnx,title=BPU1101 convtranspose3d-kernel-d-range::torch_jit//x/ConvTranspose: ...
+// Escaping follows the Actions toolkit (@actions/core command.ts): in data
+// % -> %25, CR -> %0D, LF -> %0A; in property values also : -> %3A and
+// , -> %2C. Invalid UTF-8 is replaced with U+FFFD.
+#include "bpulint/json_writer.h"
+#include "bpulint/render_machine.h"
+
+namespace bpulint {
+namespace {
+
+std::string escape_data(const std::string& s) {
+  std::string out;
+  for (char c : sanitize_utf8(s)) {
+    switch (c) {
+      case '%': out += "%25"; break;
+      case '\r': out += "%0D"; break;
+      case '\n': out += "%0A"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string escape_property(const std::string& s) {
+  std::string out;
+  for (char c : escape_data(s)) {
+    switch (c) {
+      case ':': out += "%3A"; break;
+      case ',': out += "%2C"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+const char* command(Severity s) {
+  switch (s) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Note: return "notice";
+  }
+  return "notice";
+}
+
+std::string plural(size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string summary_text(const ModelReport& r) {
+  const Summary& s = r.summary;
+  const MachineCounts c = machine_counts(r);
+  std::string out = plural(s.nodes, "node") + ": " + std::to_string(s.bpu) + " on BPU, " + std::to_string(s.cpu) +
+                    " on CPU, " + std::to_string(s.folded) + " folded";
+  if (s.unknown > 0) out += ", " + std::to_string(s.unknown) + " unknown";
+  out += "; " + plural(s.cpu_islands, "CPU island") + "; " + plural(c.errors, "error") + ", " +
+         plural(c.warnings, "warning") + ", " + plural(c.notes, "note");
+  if (c.waived > 0) out += ", " + std::to_string(c.waived) + " waived";
+  if (c.baselined > 0) out += ", " + std::to_string(c.baselined) + " baselined";
+  return out;
+}
+
+void line(std::string& out, const char* cmd, const std::string& file, const std::string& title,
+          const std::string& message) {
+  out += "::";
+  out += cmd;
+  std::string props;
+  if (!file.empty()) props += "file=" + escape_property(file);
+  if (!title.empty()) props += std::string(props.empty() ? "" : ",") + "title=" + escape_property(title);
+  if (!props.empty()) out += " " + props;
+  out += "::" + escape_data(message) + "\n";
+}
+
+}  // namespace
+
+std::string render_github(const RunInfo& run) {
+  std::string out;
+  for (const auto& note : run.configuration_notes) line(out, "warning", "", "bpu-lint configuration", note);
+  for (const auto& m : run.models) {
+    const ModelReport* r = m.report;
+    if (r == nullptr || !r->ok) {
+      line(out, "error", m.path, "bpu-lint error",
+           m.path + ": " + (!m.error.empty() || r == nullptr ? m.error : r->error));
+      continue;
+    }
+    for (const auto& d : r->diagnostics) {
+      if (!machine_included(d, run.show_waived)) continue;
+      std::string message = d.message;
+      if (d.node >= 0) message = r->facts.nodes[static_cast<size_t>(d.node)].path() + ": " + message;
+      if (!d.waiver.empty()) message += " (waived: " + d.waiver + ")";
+      else if (d.baselined) message += " (baselined)";
+      line(out, command(d.severity), m.path, d.rule->id + " " + d.rule->name, message);
+    }
+    if (m.fix_run != nullptr) {
+      const FixRun& f = *m.fix_run;
+      if (!f.error.empty()) {
+        line(out, "error", m.path, "bpu-lint fix", "--fix failed: " + f.error);
+      } else if (f.written) {
+        std::string text = "fixed " + std::to_string(f.applied()) + " of " + plural(f.results.size(), "node") +
+                           "; wrote " + f.output_path;
+        if (m.fixed != nullptr && m.fixed->ok) text += "; re-lint: " + summary_text(*m.fixed);
+        line(out, "notice", m.path, "bpu-lint fix", text);
+      } else {
+        line(out, "notice", m.path, "bpu-lint fix", "nothing was fixed; no file written");
+      }
+    }
+    line(out, "notice", m.path, "bpu-lint summary", summary_text(*r));
+  }
+  return out;
+}
+
+}  // namespace bpulint

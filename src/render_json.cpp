@@ -1,0 +1,232 @@
+// --format json: one versioned object, fixed key order (see render_machine.h
+// and README "Machine-readable output"). Also the helpers the SARIF and
+// GitHub renderers share (json_writer.h, "Shared by the machine renderers").
+#include <cmath>
+
+#include "bpulint/json_writer.h"
+#include "bpulint/render_machine.h"
+
+namespace bpulint {
+
+bool machine_included(const Diagnostic& d, bool show_waived) { return show_waived || d.shown(); }
+
+MachineCounts machine_counts(const ModelReport& report) {
+  MachineCounts c;
+  for (const auto& d : report.diagnostics) {
+    if (!d.waiver.empty()) {
+      ++c.waived;
+    } else if (d.baselined) {
+      ++c.baselined;
+    } else {
+      switch (d.severity) {
+        case Severity::Error: ++c.errors; break;
+        case Severity::Warning: ++c.warnings; break;
+        case Severity::Note: ++c.notes; break;
+      }
+    }
+  }
+  return c;
+}
+
+void write_fact_value(JsonWriter& w, const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::Unknown: w.null(); return;
+    case Value::Kind::Bool: w.value(v.as_bool()); return;
+    case Value::Kind::Int: w.value(static_cast<long long>(v.as_int())); return;
+    case Value::Kind::Float: w.value(v.as_number()); return;
+    case Value::Kind::String: w.value(v.as_string()); return;
+    case Value::Kind::List:
+      w.begin_array();
+      for (const auto& item : v.items()) write_fact_value(w, item);
+      w.end_array();
+      return;
+    case Value::Kind::Record:
+      w.begin_object();
+      for (const auto& kv : v.fields()) {
+        w.key(kv.first);
+        write_fact_value(w, kv.second);
+      }
+      w.end_object();
+      return;
+  }
+  w.null();
+}
+
+void write_facts(JsonWriter& w, const Trace& trace) {
+  w.begin_object();
+  for (const auto& t : trace) {
+    w.key(t.text);
+    write_fact_value(w, t.value);
+  }
+  w.end_object();
+}
+
+namespace {
+
+void cost_member(JsonWriter& w, const char* key, int64_t v) {
+  w.key(key);
+  if (v < 0) w.null();
+  else w.value(static_cast<long long>(v));
+}
+
+const char* severity_json(Severity s) {
+  switch (s) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Note: return "note";
+  }
+  return "note";
+}
+
+}  // namespace
+
+void write_fix_options(JsonWriter& w, const NodeFixPlan* plan) {
+  w.begin_array();
+  if (plan != nullptr) {
+    for (const auto& o : plan->options) {
+      w.begin_object();
+      w.member("id", o.id).member("title", o.title).member("safety", o.safety);
+      w.member("recommended", o.recommended).member("applicable", o.applicable);
+      if (!o.applicable) w.member("why_not", o.why_not);
+      cost_member(w, "intermediate_channels", o.cost.intermediate_channels);
+      cost_member(w, "intermediate_elements", o.cost.intermediate_elements);
+      cost_member(w, "intermediate_bytes", o.cost.intermediate_bytes);
+      cost_member(w, "macs", o.cost.macs);
+      cost_member(w, "moved_elements", o.cost.moved_elements);
+      w.member("new_nodes", static_cast<long long>(o.cost.new_nodes));
+      w.key("new_violations").begin_array();
+      for (const auto& v : o.new_violations) w.value(v);
+      w.end_array();
+      w.end_object();
+    }
+  }
+  w.end_array();
+}
+
+void write_summary(JsonWriter& w, const ModelReport& r) {
+  const Summary& s = r.summary;
+  const MachineCounts c = machine_counts(r);
+  w.begin_object();
+  w.member("nodes", s.nodes).member("bpu_nodes", s.bpu).member("cpu_nodes", s.cpu);
+  w.member("folded_nodes", s.folded).member("unknown_nodes", s.unknown).member("cpu_islands", s.cpu_islands);
+  w.member("errors", c.errors).member("warnings", c.warnings).member("notes", c.notes);
+  w.member("waived", c.waived).member("baselined", c.baselined);
+  w.end_object();
+}
+
+namespace {
+
+void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived) {
+  w.begin_array();
+  for (const auto& d : r.diagnostics) {
+    if (!machine_included(d, show_waived)) continue;
+    const NodeFacts* n = d.node >= 0 ? &r.facts.nodes[static_cast<size_t>(d.node)] : nullptr;
+    w.begin_object();
+    w.member("rule", d.rule->id).member("name", d.rule->name).member("severity", severity_json(d.severity));
+    w.member("outcome", d.outcome == Outcome::Fail ? "fail" : "unknown");
+    if (n != nullptr) {
+      w.member("node", n->display_name).member("graph_path", n->graph_path);
+      w.member("node_index", n->index_in_graph).member("op_type", n->op_type);
+    } else {
+      w.member_null("node").member_null("graph_path").member_null("node_index").member_null("op_type");
+    }
+    w.member("message", d.message);
+    w.key("facts");
+    write_facts(w, d.facts);
+    w.member("status", status_name(d.rule->status)).member("source", d.rule->source);
+    w.key("fixes");
+    write_fix_options(w, n != nullptr && !d.fixes.empty() ? r.plan_for(d.node) : nullptr);
+    if (show_waived && !d.waiver.empty()) w.member("waiver", d.waiver);
+    if (show_waived && d.baselined) w.member("baselined", true);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+void write_notes(JsonWriter& w, const ModelReport& r) {
+  w.begin_array();
+  for (const auto& note : r.facts.notes) w.value(note);
+  for (const auto& fn : r.facts.unanalysed_functions) w.value("model-local function " + fn + " is not analysed");
+  w.end_array();
+}
+
+void write_fixed_model(JsonWriter& w, const ModelReport& r, const FixRun& run, const ModelReport* fixed,
+                       bool show_waived) {
+  w.begin_object();
+  w.member("path", run.output_path).member("written", run.written);
+  if (!run.error.empty()) w.member("error", run.error);
+  w.key("results").begin_array();
+  for (const auto& res : run.results) {
+    w.begin_object();
+    if (res.node >= 0 && static_cast<size_t>(res.node) < r.facts.nodes.size()) {
+      w.member("node", r.facts.nodes[static_cast<size_t>(res.node)].display_name);
+    } else {
+      w.member_null("node");
+    }
+    if (res.fix_id.empty()) w.member_null("fix");
+    else w.member("fix", res.fix_id);
+    w.member("applied", res.applied);
+    if (!res.applied) w.member("reason", res.reason);
+    w.member("trials", res.trials).member("seed", static_cast<unsigned long long>(res.seed));
+    w.key("max_abs_error");
+    if (res.max_abs_error < 0 || !std::isfinite(res.max_abs_error)) w.null();
+    else w.value(res.max_abs_error);
+    w.key("input_shape").begin_array();
+    for (int64_t d : res.verified_input_shape) w.value(static_cast<long long>(d));
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  if (fixed != nullptr && fixed->ok) {
+    w.key("summary");
+    write_summary(w, *fixed);
+    w.key("diagnostics");
+    write_diagnostics(w, *fixed, show_waived);
+  }
+  w.end_object();
+}
+
+}  // namespace
+
+std::string render_json(const RunInfo& run) {
+  JsonWriter w;
+  w.begin_object();
+  w.member("version", 1);
+  w.key("tool").begin_object().member("name", "bpu-lint").member("version", run.tool_version).end_object();
+  w.key("platform").begin_object();
+  w.member("name", run.platform != nullptr ? run.platform->name : std::string());
+  w.member("march", run.platform != nullptr ? run.platform->march : std::string());
+  w.end_object();
+  w.key("models").begin_array();
+  for (const auto& m : run.models) {
+    w.begin_object();
+    w.member("path", m.path);
+    const ModelReport* r = m.report;
+    if (r == nullptr || !r->ok) {
+      // Unreadable: the same keys, empty, so consumers need no special case.
+      w.member("error", !m.error.empty() || r == nullptr ? m.error : r->error);
+      w.member_null("summary");
+      w.key("notes").begin_array().end_array();
+      w.key("diagnostics").begin_array().end_array();
+      w.end_object();
+      continue;
+    }
+    w.key("summary");
+    write_summary(w, *r);
+    w.key("notes");
+    write_notes(w, *r);
+    w.key("diagnostics");
+    write_diagnostics(w, *r, run.show_waived);
+    if (m.fix_run != nullptr) {
+      w.key("fixed_model");
+      write_fixed_model(w, *r, *m.fix_run, m.fixed, run.show_waived);
+    }
+    w.end_object();
+  }
+  w.end_array();
+  w.member("exit_code", run.exit_code);
+  w.end_object();
+  return w.str() + "\n";
+}
+
+}  // namespace bpulint

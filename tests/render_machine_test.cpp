@@ -1,0 +1,528 @@
+// Machine-readable output (JSON, SARIF in both profiles, GitHub annotations)
+// and the text formats, as golden files over one shared set of diagnostics:
+// the case-study example (with a --fix run and its re-lint), a model built
+// here that gives every kind of finding, and an unreadable model.
+// BPULINT_UPDATE_GOLDEN=1 rewrites the goldens (tests/golden/README.md).
+#include <doctest/doctest.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "bpulint/fix_apply.h"
+#include "bpulint/json_writer.h"
+#include "bpulint/render_machine.h"
+#include "bpulint/render_text.h"
+#include "test_util.h"
+
+namespace bpulint {
+namespace {
+
+using test::TempDir;
+
+// One model, every kind of finding on J6P:
+//   Softmax over 70000 (error), ArgMax over 40000 (warning), Hardmax (not in
+//   the database: note), Softmax over a dynamic dim (cannot verify: note),
+//   a second Softmax error that is waived and an unnamed LogSoftmax error
+//   that is baselined. Node names: a non-UTF-8 one and one with quotes,
+//   backslashes and a newline.
+const char* kMixModel = R"ONNX(
+<ir_version: 8, opset_import: ["" : 17]>
+mix (float[1,70000] big, float[1,40000] wide, float[N,16] dyn) => (float[1,70000] s, int64[1,1] a, float[N,16] h, float[N,16] t, float[1,70000] s2, float[1,70000] s3)
+{
+  s = Softmax<axis=1>(big)
+  a = ArgMax<axis=1>(wide)
+  h = Hardmax<axis=1>(dyn)
+  t = Softmax<axis=0>(dyn)
+  s2 = Softmax<axis=1>(big)
+  s3 = LogSoftmax<axis=1>(big)
+}
+)ONNX";
+
+const char* kExamplePath = "examples/case_study.onnx";
+const char* kExampleFixedPath = "examples/case_study.fixed.onnx";
+const char* kMixPath = "tests/fixtures/mix, model #1.onnx";  // ',' ' ' '#': escaping in every format
+const char* kMissingPath = "models/missing.onnx";
+
+struct Fixture {
+  TempDir dir;
+  ModelReport example, mix, fixed;
+  FixRun fix_run;
+
+  Fixture() {
+    const Platform& j6p = test::platform("j6p");
+    // The example, linted in place, reported under a stable relative path.
+    example = lint_model(BPULINT_SOURCE_DIR "/examples/case_study.onnx", j6p, {});
+    REQUIRE(example.ok);
+    example.path = kExamplePath;
+    // Configuration applied by the caller: BPU1102 (inferred) set to warning.
+    for (auto& d : example.diagnostics) {
+      if (d.rule->id == "BPU1102") d.severity = Severity::Warning;
+    }
+    fix_run = apply_fixes(example, example.fix_plans, "auto", dir.path("case_study.fixed.onnx"));
+    REQUIRE(fix_run.written);
+    fixed = lint_model(fix_run.output_path, j6p, {});
+    REQUIRE(fixed.ok);
+    fix_run.output_path = kExampleFixedPath;
+    fixed.path = kExampleFixedPath;
+
+    onnx::ModelProto model = test::model_from_text(kMixModel);
+    model.mutable_graph()->mutable_node(2)->set_name(std::string("hard\xff\xfemax \xe2\x82"));
+    model.mutable_graph()->mutable_node(3)->set_name("soft\"max\\dyn\nline2\tend");
+    model.mutable_graph()->mutable_node(0)->set_name("softmax_big");
+    model.mutable_graph()->mutable_node(1)->set_name("argmax_wide");
+    model.mutable_graph()->mutable_node(4)->set_name("softmax_waived");
+    const std::string path = test::save_model(dir, "mix.onnx", model);
+    mix = lint_model(path, j6p, {});
+    REQUIRE(mix.ok);
+    mix.path = kMixPath;
+    for (auto& d : mix.diagnostics) {
+      if (d.node == 4) d.waiver = "accepted until the decoder is retrained (ticket 42)";
+      if (d.node == 5) d.baselined = true;
+    }
+  }
+
+  RunInfo run(bool show_waived) const {
+    RunInfo r;
+    r.tool_version = "0.0.0-test";
+    r.platform = &test::platform("j6p");
+    RunInfo::Model a;
+    a.report = &example;
+    a.path = kExamplePath;
+    a.fix_run = &fix_run;
+    a.fixed = &fixed;
+    RunInfo::Model b;
+    b.report = &mix;
+    b.path = kMixPath;
+    RunInfo::Model c;
+    c.path = kMissingPath;
+    c.error = "no such file";
+    r.models = {a, b, c};
+    r.exit_code = 2;
+    r.show_waived = show_waived;
+    r.severity_overrides = {{"BPU1102", Severity::Warning}, {"BPU9001", Severity::Note}};
+    r.configuration_notes = {"waiver #2 (nodes 'decoder/*', rule BPU3001) matched nothing"};
+    return r;
+  }
+};
+
+const Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+// Compares with tests/golden/NAME, or rewrites it with BPULINT_UPDATE_GOLDEN=1.
+void check_golden(const std::string& name, const std::string& actual) {
+  const std::string path = std::string(BPULINT_SOURCE_DIR) + "/tests/golden/" + name;
+  const char* update = std::getenv("BPULINT_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    test::write_file(path, actual);
+    MESSAGE("rewrote " << path);
+    return;
+  }
+  const std::string expected = test::read_file(path);
+  if (expected == actual) return;
+  // First differing line, for a readable failure.
+  std::istringstream e(expected), a(actual);
+  std::string el, al;
+  int line = 0;
+  for (;;) {
+    ++line;
+    const bool more_e = static_cast<bool>(std::getline(e, el));
+    const bool more_a = static_cast<bool>(std::getline(a, al));
+    if (!more_e && !more_a) break;
+    if (el != al || more_e != more_a) break;
+  }
+  FAIL_CHECK(name << " differs from the golden file at line " << line << "\n  golden: " << el << "\n  actual: " << al
+                  << "\n(expected after a deliberate change: rerun with BPULINT_UPDATE_GOLDEN=1)");
+}
+
+// --- a tiny JSON DOM, for structural checks of the output -----------------
+
+struct Json {
+  enum class Type { Null, Bool, Number, String, Array, Object } type = Type::Null;
+  bool b = false;
+  double n = 0;
+  std::string s;
+  std::vector<Json> items;
+  std::vector<std::pair<std::string, Json>> members;  // in order
+  const Json* get(const std::string& k) const {
+    for (const auto& m : members) {
+      if (m.first == k) return &m.second;
+    }
+    return nullptr;
+  }
+  const Json& operator[](const std::string& k) const {
+    static const Json null;
+    const Json* v = get(k);
+    return v != nullptr ? *v : null;
+  }
+  const Json& operator[](size_t i) const {
+    static const Json null;
+    return i < items.size() ? items[i] : null;
+  }
+};
+
+// Only for text json_valid() accepted: no error handling needed.
+struct JsonParser {
+  const std::string& t;
+  size_t i = 0;
+  void ws() {
+    while (i < t.size() && std::isspace(static_cast<unsigned char>(t[i]))) ++i;
+  }
+  std::string str() {
+    std::string out;
+    ++i;
+    while (t[i] != '"') {
+      if (t[i] == '\\') {
+        const char e = t[++i];
+        ++i;
+        switch (e) {
+          case 'n': out += '\n'; break;
+          case 't': out += '\t'; break;
+          case 'r': out += '\r'; break;
+          case 'b': out += '\b'; break;
+          case 'f': out += '\f'; break;
+          case 'u': {
+            const unsigned v = static_cast<unsigned>(std::stoul(t.substr(i, 4), nullptr, 16));
+            i += 4;
+            // Enough for the tests: BMP code points as UTF-8.
+            if (v < 0x80) out += static_cast<char>(v);
+            else if (v < 0x800) out += static_cast<char>(0xC0 | (v >> 6)), out += static_cast<char>(0x80 | (v & 0x3F));
+            else out += static_cast<char>(0xE0 | (v >> 12)), out += static_cast<char>(0x80 | ((v >> 6) & 0x3F)),
+                 out += static_cast<char>(0x80 | (v & 0x3F));
+            break;
+          }
+          default: out += e;
+        }
+      } else {
+        out += t[i++];
+      }
+    }
+    ++i;
+    return out;
+  }
+  Json value() {
+    ws();
+    Json v;
+    const char c = t[i];
+    if (c == '{') {
+      v.type = Json::Type::Object;
+      ++i;
+      ws();
+      if (t[i] == '}') return ++i, v;
+      for (;;) {
+        ws();
+        std::string k = str();
+        ws();
+        ++i;  // ':'
+        v.members.emplace_back(k, value());
+        ws();
+        if (t[i++] == '}') return v;
+      }
+    }
+    if (c == '[') {
+      v.type = Json::Type::Array;
+      ++i;
+      ws();
+      if (t[i] == ']') return ++i, v;
+      for (;;) {
+        v.items.push_back(value());
+        ws();
+        if (t[i++] == ']') return v;
+      }
+    }
+    if (c == '"') {
+      v.type = Json::Type::String;
+      v.s = str();
+      return v;
+    }
+    if (t.compare(i, 4, "null") == 0) return i += 4, v;
+    if (t.compare(i, 4, "true") == 0) return i += 4, v.type = Json::Type::Bool, v.b = true, v;
+    if (t.compare(i, 5, "false") == 0) return i += 5, v.type = Json::Type::Bool, v;
+    size_t used = 0;
+    v.type = Json::Type::Number;
+    v.n = std::stod(t.substr(i, 40), &used);
+    i += used;
+    return v;
+  }
+};
+
+Json parse(const std::string& text) {
+  std::string error;
+  INFO(error);
+  REQUIRE(json_valid(text, &error));
+  JsonParser p{text};
+  return p.value();
+}
+
+// Every key named `key` anywhere in the document.
+void collect(const Json& v, const std::string& key, std::vector<const Json*>& out) {
+  for (const auto& m : v.members) {
+    if (m.first == key) out.push_back(&m.second);
+    collect(m.second, key, out);
+  }
+  for (const auto& i : v.items) collect(i, key, out);
+}
+
+std::string text_output(bool concise) {
+  const Fixture& f = fixture();
+  const Platform& j6p = test::platform("j6p");
+  TextOptions o;
+  o.concise = concise;
+  std::ostringstream out;
+  render_text(out, f.example, j6p, o);
+  render_fix_run(out, f.example, f.fix_run, o);
+  out << "re-lint of " << f.fixed.path << ":\n";
+  render_text(out, f.fixed, j6p, o);
+  render_text(out, f.mix, j6p, o);
+  return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("json_string escapes control characters and replaces invalid UTF-8") {
+  CHECK(json_string("plain") == "\"plain\"");
+  CHECK(json_string("q\"b\\s/") == "\"q\\\"b\\\\s/\"");
+  CHECK(json_string(std::string("\x01\b\f\n\r\t\x1f\x7f", 8)) == "\"\\u0001\\b\\f\\n\\r\\t\\u001f\\u007f\"");
+  CHECK(json_string(std::string("a\0b", 3)) == "\"a\\u0000b\"");
+  // Valid multi-byte UTF-8 is kept as is.
+  CHECK(json_string("\xe2\x82\xac \xf0\x9f\x98\x80 \xc3\xa9") == "\"\xe2\x82\xac \xf0\x9f\x98\x80 \xc3\xa9\"");
+  // One U+FFFD per maximal invalid subpart.
+  CHECK(json_string("a\xff\xfe" "b") == "\"a\\ufffd\\ufffdb\"");
+  CHECK(json_string("\xe2\x82") == "\"\\ufffd\"");          // truncated 3-byte sequence
+  CHECK(json_string("\xe2\x82z") == "\"\\ufffdz\"");
+  CHECK(json_string("\x80") == "\"\\ufffd\"");              // stray continuation
+  CHECK(json_string("\xc0\xaf") == "\"\\ufffd\\ufffd\"");    // overlong '/'
+  CHECK(json_string("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");  // surrogate U+D800
+  CHECK(json_string("\xf4\x90\x80\x80") == "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");  // above U+10FFFF
+  CHECK(json_string("\xf0\x9f\x98") == "\"\\ufffd\"");
+  CHECK(sanitize_utf8("a\xff" "b\xe2\x82\xac") == "a\xef\xbf\xbd" "b\xe2\x82\xac");
+  for (const char* s : {"a\xff\xfe", "\xe2\x82", "\xed\xa0\x80", "\x01\x7f", "\xc0\xaf"}) {
+    CHECK(json_valid(json_string(s)));
+  }
+}
+
+TEST_CASE("json_number prints shortest round-trip doubles and null for non-finite") {
+  CHECK(json_number(0.1) == "0.1");
+  CHECK(json_number(2.0) == "2");
+  CHECK(json_number(1e-05) == "1e-05");
+  CHECK(json_number(1.0 / 3.0) == "0.3333333333333333");
+  CHECK(json_number(std::numeric_limits<double>::quiet_NaN()) == "null");
+  CHECK(json_number(std::numeric_limits<double>::infinity()) == "null");
+  CHECK(json_number(-std::numeric_limits<double>::infinity()) == "null");
+  for (double v : {0.1, 1e300, 5e-324, -2.5, 123456789.125}) CHECK(std::strtod(json_number(v).c_str(), nullptr) == v);
+}
+
+TEST_CASE("JsonWriter indents with 2 spaces and keeps key order") {
+  JsonWriter w;
+  w.begin_object().member("b", 1).member("a", "x").key("e").begin_array().end_array();
+  w.key("o").begin_object().end_object().key("l").begin_array().value(true).null().value(1.5).end_array();
+  w.end_object();
+  CHECK(w.str() == "{\n  \"b\": 1,\n  \"a\": \"x\",\n  \"e\": [],\n  \"o\": {},\n  \"l\": [\n    true,\n    null,\n"
+                   "    1.5\n  ]\n}");
+  CHECK(json_valid(w.str()));
+}
+
+TEST_CASE("json_valid accepts RFC 8259 JSON and rejects the rest") {
+  for (const char* ok : {"{}", "[]", "0", "-0.5e+3", "\"\\ud83d\\ude00\"", " {\"a\": [1, true, null]} ", "\"\xc3\xa9\""}) {
+    CHECK_MESSAGE(json_valid(ok), ok);
+  }
+  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "01", "1.", ".5", "nan", "\"\\x\"", "\"\x01\"", "\"\xff\"",
+                          "\"\\ud800\"", "\"\\udc00\"", "[1] 2", "{'a': 1}", "\"abc"}) {
+    CHECK_MESSAGE(!json_valid(bad), bad);
+  }
+  std::string error;
+  CHECK(!json_valid("[1, x]", &error));
+  CHECK(error == "offset 4: invalid value");
+}
+
+TEST_CASE("golden: text and concise") {
+  check_golden("text.txt", text_output(false));
+  check_golden("concise.txt", text_output(true));
+}
+
+TEST_CASE("golden: json") {
+  const std::string out = render_json(fixture().run(false));
+  check_golden("report.json", out);
+  const Json j = parse(out);
+  CHECK(j["version"].n == 1);
+  CHECK(j["exit_code"].n == 2);
+  REQUIRE(j["models"].items.size() == 3);
+  const Json& mix = j["models"][1];
+  CHECK(mix["path"].s == kMixPath);
+  // Waived and baselined diagnostics are left out and counted.
+  CHECK(mix["summary"]["waived"].n == 1);
+  CHECK(mix["summary"]["baselined"].n == 1);
+  CHECK(mix["summary"]["errors"].n == 1);
+  CHECK(mix["summary"]["warnings"].n == 1);
+  std::map<std::string, int> by_rule;
+  bool utf8_name = false, quoted_name = false, unknown_fact = false;
+  for (const auto& d : mix["diagnostics"].items) {
+    ++by_rule[d["rule"].s];
+    CHECK(d.get("waiver") == nullptr);
+    if (d["node"].s == "hard\xef\xbf\xbd\xef\xbf\xbdmax \xef\xbf\xbd") utf8_name = true;
+    if (d["node"].s == "soft\"max\\dyn\nline2\tend") quoted_name = true;
+    for (const auto& f : d["facts"].members) unknown_fact = unknown_fact || f.second.type == Json::Type::Null;
+  }
+  CHECK(by_rule["BPU3001"] == 2);  // the error and the dynamic (unknown) one
+  CHECK(by_rule["BPU3005"] == 1);
+  CHECK(by_rule["BPU0001"] == 1);
+  CHECK(utf8_name);
+  CHECK(quoted_name);
+  CHECK(unknown_fact);
+  // The unreadable model and the fix run.
+  CHECK(j["models"][2]["error"].s == "no such file");
+  const Json& fixed = j["models"][0]["fixed_model"];
+  CHECK(fixed["written"].b);
+  CHECK(fixed["results"].items.size() == 3);
+  CHECK(fixed["results"][0]["max_abs_error"].n == 0);
+  CHECK(fixed["summary"]["errors"].n == 0);
+  // Fix options ride on the diagnostics of nodes with a plan.
+  const Json& first = j["models"][0]["diagnostics"][0];
+  CHECK(first["rule"].s == "BPU1101");
+  REQUIRE(first["fixes"].items.size() == 2);
+  CHECK(first["fixes"][0]["id"].s == "convtranspose2d");
+  CHECK(first["fixes"][0]["recommended"].b);
+}
+
+TEST_CASE("golden: json with waived and baselined diagnostics shown") {
+  const std::string out = render_json(fixture().run(true));
+  check_golden("report-show-waived.json", out);
+  const Json j = parse(out);
+  int waived = 0, baselined = 0;
+  for (const auto& d : j["models"][1]["diagnostics"].items) {
+    if (d.get("waiver") != nullptr) ++waived;
+    if (d.get("baselined") != nullptr) ++baselined;
+  }
+  CHECK(waived == 1);
+  CHECK(baselined == 1);
+}
+
+namespace {
+
+void check_sarif_structure(const Json& log, SarifProfile profile, bool show_waived) {
+  CHECK(log["$schema"].s == "https://json.schemastore.org/sarif-2.1.0.json");
+  CHECK(log["version"].s == "2.1.0");
+  REQUIRE(log["runs"].items.size() == 1);
+  const Json& run = log["runs"][0];
+  const Json& rules = run["tool"]["driver"]["rules"];
+  CHECK(run["tool"]["driver"].get("informationUri") == nullptr);
+  CHECK(run["automationDetails"]["id"].s == "bpu-lint/j6p/");
+  std::string previous;
+  for (const auto& r : rules.items) {
+    CHECK(r["id"].s > previous);  // sorted, unique
+    previous = r["id"].s;
+    CHECK(r["name"].s != r["id"].s);
+    CHECK(!r["help"]["text"].s.empty());
+    CHECK(r["shortDescription"]["text"].s.size() <= 1024);
+    CHECK(r["fullDescription"]["text"].s.size() <= 1024);
+    CHECK(r.get("helpUri") == nullptr);
+  }
+  const Json& inv = run["invocations"][0];
+  CHECK_FALSE(inv["executionSuccessful"].b);
+  CHECK(inv["exitCode"].n == 2);
+  CHECK(inv["toolExecutionNotifications"][0]["message"]["text"].s == std::string(kMissingPath) + ": no such file");
+  CHECK(inv["toolConfigurationNotifications"].items.size() == 1);
+  // Overrides only for rules in driver.rules (BPU9001 did not fire).
+  REQUIRE(inv["ruleConfigurationOverrides"].items.size() == 1);
+  const Json& ov = inv["ruleConfigurationOverrides"][0];
+  CHECK(rules[static_cast<size_t>(ov["descriptor"]["index"].n)]["id"].s == ov["descriptor"]["id"].s);
+  REQUIRE(run["artifacts"].items.size() == 2);
+  CHECK(run["artifacts"][0]["location"]["uri"].s == kExamplePath);
+  CHECK(run["artifacts"][1]["location"]["uri"].s == "tests/fixtures/mix%2C%20model%20%231.onnx");
+  CHECK(run["artifacts"][0]["length"].n == 809788);
+
+  size_t results = 0, suppressed = 0;
+  for (const auto& res : run["results"].items) {
+    ++results;
+    const Json& rule = rules[static_cast<size_t>(res["ruleIndex"].n)];
+    CHECK(rule["id"].s == res["ruleId"].s);
+    CHECK(res.get("fixes") == nullptr);
+    CHECK(!res["message"]["text"].s.empty());
+    CHECK(res["partialFingerprints"]["primaryLocationLineHash"].s.size() == 16);
+    const Json& loc = res["locations"][0];
+    const Json& art = loc["physicalLocation"]["artifactLocation"];
+    const size_t a = static_cast<size_t>(art["index"].n);
+    CHECK(run["artifacts"][a]["location"]["uri"].s == art["uri"].s);
+    const Json* region = loc["physicalLocation"].get("region");
+    if (profile == SarifProfile::GitHub) {
+      CHECK(region == nullptr);
+    } else {
+      REQUIRE(region != nullptr);
+      CHECK((*region).get("startLine") == nullptr);
+      CHECK((*region)["byteOffset"].n + (*region)["byteLength"].n <= run["artifacts"][a]["length"].n);
+    }
+    for (const auto& l : loc["logicalLocations"].items) {
+      const Json& cached = run["logicalLocations"][static_cast<size_t>(l["index"].n)];
+      CHECK(cached["fullyQualifiedName"].s == l["fullyQualifiedName"].s);
+      CHECK(cached["kind"].s == "node");
+      CHECK(run["logicalLocations"][static_cast<size_t>(cached["parentIndex"].n)]["kind"].s == "module");
+    }
+    if (res.get("suppressions") != nullptr) {
+      ++suppressed;
+      CHECK(res["suppressions"][0]["kind"].s == "external");
+      CHECK(!res["suppressions"][0]["justification"].s.empty());
+    }
+    CHECK((res.get("baselineState") != nullptr) == show_waived);
+  }
+  CHECK(suppressed == (show_waived ? 1u : 0u));
+  // Shown diagnostics only (two hidden in the mix model), or all of them.
+  const Fixture& f = fixture();
+  CHECK(results == f.example.diagnostics.size() + f.mix.diagnostics.size() - (show_waived ? 0 : 2));
+  std::vector<const Json*> fixes;
+  collect(log, "fixes", fixes);
+  for (const Json* x : fixes) CHECK(x->type == Json::Type::Array);  // only the properties' fix options
+}
+
+}  // namespace
+
+TEST_CASE("golden: sarif, github profile") {
+  const std::string out = render_sarif(fixture().run(false), SarifProfile::GitHub);
+  check_golden("report-github.sarif", out);
+  const Json log = parse(out);
+  check_sarif_structure(log, SarifProfile::GitHub, false);
+  // The node path leads the message.
+  CHECK(log["runs"][0]["results"][0]["message"]["text"].s.rfind(
+            "torch_jit//deblock_seg_v2/deblock_seg_v2.0/ConvTranspose: ", 0) == 0);
+}
+
+TEST_CASE("golden: sarif, spec profile") {
+  const std::string out = render_sarif(fixture().run(false), SarifProfile::Spec);
+  check_golden("report-spec.sarif", out);
+  const Json log = parse(out);
+  check_sarif_structure(log, SarifProfile::Spec, false);
+  // The first result's region is the NodeProto's bytes.
+  const Fixture& f = fixture();
+  const ByteSpan& span = f.example.loaded->node_spans[0];
+  const Json& region = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
+  CHECK(region["byteOffset"].n == static_cast<double>(span.offset));
+  CHECK(region["byteLength"].n == static_cast<double>(span.length));
+}
+
+TEST_CASE("golden: sarif, spec profile with waived and baselined diagnostics shown") {
+  const std::string out = render_sarif(fixture().run(true), SarifProfile::Spec);
+  check_golden("report-spec-show-waived.sarif", out);
+  check_sarif_structure(parse(out), SarifProfile::Spec, true);
+}
+
+TEST_CASE("golden: github annotations") {
+  const std::string out = render_github(fixture().run(false));
+  check_golden("github.txt", out);
+  std::istringstream lines(out);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    CHECK(line.rfind("::", 0) == 0);
+    CHECK(json_valid(json_string(line)));  // valid UTF-8 after replacement
+  }
+  CHECK(out.find("file=tests/fixtures/mix%2C model #1.onnx,title=BPU3005 argmax-axis-size::") != std::string::npos);
+  CHECK(out.find("soft\"max\\dyn%0Aline2\tend") != std::string::npos);
+  CHECK(out.find("::notice file=examples/case_study.onnx,title=bpu-lint summary::10 nodes") != std::string::npos);
+}
+
+}  // namespace bpulint
