@@ -50,7 +50,7 @@ std::string plural(size_t n, const char* word) {
 
 std::string summary_text(const ModelReport& r) {
   const Summary& s = r.summary;
-  const MachineCounts c = machine_counts(r);
+  const Summary& c = s;
   std::string out = plural(s.nodes, "node") + ": " + std::to_string(s.bpu) + " on BPU, " + std::to_string(s.cpu) +
                     " on CPU, " + std::to_string(s.folded) + " folded";
   if (s.unknown > 0) out += ", " + std::to_string(s.unknown) + " unknown";

@@ -355,7 +355,7 @@ struct Builder {
         if (!f.error.empty()) w.member("error", f.error);
         w.member("nodesFixed", f.applied()).member("nodesAttempted", f.results.size());
         if (m.fixed != nullptr && m.fixed->ok) {
-          const MachineCounts c = machine_counts(*m.fixed);
+          const Summary& c = m.fixed->summary;
           w.key("remaining").begin_object();
           w.member("errors", c.errors).member("warnings", c.warnings).member("notes", c.notes);
           w.end_object();

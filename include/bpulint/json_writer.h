@@ -109,15 +109,6 @@ struct TraceEntry;
 // with show_waived.
 bool machine_included(const Diagnostic& d, bool show_waived);
 
-// Diagnostic counts of a model for machine output: errors/warnings/notes
-// count the diagnostics that are neither waived nor baselined (whatever
-// show_waived says); waived counts the waived ones, baselined the baselined
-// ones that are not also waived.
-struct MachineCounts {
-  size_t errors = 0, warnings = 0, notes = 0, waived = 0, baselined = 0;
-};
-MachineCounts machine_counts(const ModelReport& report);
-
 // A fact value: ints, floats, strings, bools, lists, records (keys sorted);
 // unknown -> null.
 void write_fact_value(JsonWriter& w, const Value& v);
@@ -126,7 +117,8 @@ void write_facts(JsonWriter& w, const std::vector<TraceEntry>& trace);
 // [{"id", "title", "safety", "recommended", "applicable", "why_not"?, costs..., "new_violations"}];
 // [] when plan is null.
 void write_fix_options(JsonWriter& w, const NodeFixPlan* plan);
-// {"nodes", "bpu_nodes", ..., "baselined"}.
+// {"nodes", "bpu_nodes", ..., "baselined"} from ModelReport::summary (whose
+// errors/warnings/notes count the diagnostics neither waived nor baselined).
 void write_summary(JsonWriter& w, const ModelReport& report);
 
 }  // namespace bpulint

@@ -1,0 +1,183 @@
+// Configuration, waivers, baselines and multi-model runs, through the real binary.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "test_util.h"
+
+using namespace bpulint;
+using namespace bpulint::test;
+
+namespace {
+
+const std::string kExample = std::string(BPULINT_SOURCE_DIR) + "/examples/case_study.onnx";
+
+int count(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (size_t p = haystack.find(needle); p != std::string::npos; p = haystack.find(needle, p + 1)) ++n;
+  return n;
+}
+
+// A project folder with the example model in models/ and a config at the root.
+struct Project {
+  TempDir dir;
+  std::string model;
+  explicit Project(const std::string& config) {
+    std::filesystem::create_directories(dir.path("models"));
+    model = dir.path("models/case_study.onnx");
+    std::filesystem::copy_file(kExample, model);
+    if (!config.empty()) write_file(dir.path(".bpu-lint.yaml"), config);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("config discovery walks up from the model, --isolated and --config override it") {
+  Project p("ignore: [BPU1102]\n");
+  const CommandResult found = run_bpu_lint({p.model});
+  CHECK(count(found.out, "[BPU1102]") == 0);
+  CHECK(count(found.out, "[BPU1101]") == 1);
+  const CommandResult isolated = run_bpu_lint({p.model, "--isolated"});
+  CHECK(count(isolated.out, "[BPU1102]") == 3);
+  write_file(p.dir.path("other.yaml"), "ignore: [BPU1101]\n");
+  const CommandResult other = run_bpu_lint({p.model, "--config", p.dir.path("other.yaml")});
+  CHECK(count(other.out, "[BPU1101]") == 0);
+  CHECK(count(other.out, "[BPU1102]") == 3);
+}
+
+TEST_CASE("select and ignore match prefixes, the command line overrides the configuration") {
+  Project p("select: [BPU9]\n");
+  const CommandResult from_config = run_bpu_lint({p.model});
+  CHECK(from_config.exit_code == 0);  // no BPU9xxx finding on the example
+  const CommandResult cli = run_bpu_lint({p.model, "--select", "BPU11"});
+  CHECK(cli.exit_code == 1);
+  CHECK(count(cli.out, "[BPU11") == 4);
+  const CommandResult ignored = run_bpu_lint({p.model, "--isolated", "--ignore", "BPU1"});
+  CHECK(ignored.exit_code == 0);
+  CHECK(ignored.out.find("0 on CPU") != std::string::npos);  // placement follows the rules that apply
+}
+
+TEST_CASE("severity overrides change the level and the exit code") {
+  Project p("severity: {BPU1101: warning, BPU1102: note}\n");
+  const CommandResult r = run_bpu_lint({p.model});
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(count(r.out, "warning: 3-D ConvTranspose kernel D=5") == 1);
+  CHECK(count(r.out, "note: 3-D ConvTranspose stride D") == 3);
+  Project bad("severity: {BPU1101: fatal}\n");
+  const CommandResult b = run_bpu_lint({bad.model});
+  CHECK(b.exit_code == 2);
+  CHECK(b.err.find(".bpu-lint.yaml:1:21: severity of BPU1101 must be error, warning or note") != std::string::npos);
+}
+
+TEST_CASE("waivers: matched ones are counted and hidden, unmatched ones warned, a reason is required") {
+  Project p(
+      "waivers:\n"
+      "  - rule: BPU110*\n"
+      "    node: '*/deblock_seg_v2.3/*'\n"
+      "    reason: measured on the board with OE 3.5, stays on the BPU\n"
+      "  - rule: BPU3001\n"
+      "    reason: no Softmax in this model yet\n");
+  const CommandResult r = run_bpu_lint({p.model});
+  INFO(r.out << r.err);
+  CHECK(count(r.out, "[BPU1102]") == 2);
+  CHECK(r.out.find("3 errors, 0 warnings, 0 notes, 1 waived") != std::string::npos);
+  CHECK(r.out.find("warning: " + p.dir.path(".bpu-lint.yaml") + ":5:5: waiver for rule 'BPU3001' on node '*' matched nothing") !=
+        std::string::npos);
+  const CommandResult shown = run_bpu_lint({p.model, "--show-waived"});
+  CHECK(shown.out.find("(waived: measured on the board with OE 3.5, stays on the BPU)") != std::string::npos);
+
+  Project no_reason("waivers:\n  - rule: BPU1101\n    node: '*'\n");
+  const CommandResult bad = run_bpu_lint({no_reason.model});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find(".bpu-lint.yaml:2:5: waiver is missing required key 'reason'") != std::string::npos);
+  Project blank("waivers:\n  - rule: BPU1101\n    reason: '  '\n");
+  CHECK(run_bpu_lint({blank.model}).err.find("a waiver needs a reason") != std::string::npos);
+}
+
+TEST_CASE("baseline round trip: known findings pass, new ones fail, stale ones are reported") {
+  Project p("");
+  const std::string baseline = p.dir.path("baseline.yaml");
+  const CommandResult write = run_bpu_lint({p.model, "--write-baseline", baseline});
+  CHECK(write.exit_code == 1);
+  CHECK(read_file(baseline).find("rule: BPU1101") != std::string::npos);
+  const CommandResult known = run_bpu_lint({p.model, "--baseline", baseline});
+  INFO(known.out << known.err);
+  CHECK(known.exit_code == 0);
+  CHECK(known.out.find("0 errors, 0 warnings, 0 notes, 4 in baseline") != std::string::npos);
+  // A fixed model has none of them: every entry is stale.
+  const CommandResult fix = run_bpu_lint({p.model, "--fix", "--fixed-model", p.dir.path("models/case_study.onnx.tmp.onnx")});
+  CHECK(fix.exit_code == 0);
+  std::filesystem::rename(p.dir.path("models/case_study.onnx.tmp.onnx"), p.model);
+  const CommandResult stale = run_bpu_lint({p.model, "--baseline", baseline});
+  CHECK(stale.exit_code == 0);
+  CHECK(count(stale.out, "stale baseline entry") == 4);  // one per rule and node
+  // A new finding is reported even with the baseline.
+  Project q("");
+  const std::string empty_baseline = q.dir.path("empty.yaml");
+  write_file(empty_baseline, "schema_version: 1\nfindings: []\n");
+  CHECK(run_bpu_lint({q.model, "--baseline", empty_baseline}).exit_code == 1);
+  write_file(empty_baseline, "schema_version: 1\nfindings: [{model: x}]\n");
+  const CommandResult broken = run_bpu_lint({q.model, "--baseline", empty_baseline});
+  CHECK(broken.exit_code == 2);
+  CHECK(broken.err.find("empty.yaml:2:12: finding is missing required key") != std::string::npos);
+}
+
+TEST_CASE("extra rule files extend and override the database by id") {
+  Project p("rules: [team_rules.yaml]\n");
+  write_file(p.dir.path("team_rules.yaml"),
+             "schema_version: 1\n"
+             "extends: j6p\n"
+             "rules:\n"
+             "  - id: BPU1102\n"
+             "    name: convtranspose3d-stride-d\n"
+             "    summary: our own reading of the stride rule\n"
+             "    ops: [ConvTranspose]\n"
+             "    when: \"len(kernel_shape) == 3\"\n"
+             "    require: \"strides[0] <= 2\"\n"
+             "    severity: error\n"
+             "    message: \"stride D {strides[0]} above 2\"\n"
+             "    source: team measurement\n"
+             "    status: inferred\n"
+             "  - id: BPU8001\n"
+             "    name: team-no-relu\n"
+             "    summary: the team avoids Relu\n"
+             "    ops: [Relu]\n"
+             "    require: \"false\"\n"
+             "    severity: warning\n"
+             "    effect: advice\n"
+             "    message: \"{op} is discouraged here\"\n"
+             "    source: team style\n"
+             "    status: inferred\n");
+  const CommandResult r = run_bpu_lint({p.model});
+  INFO(r.out << r.err);
+  CHECK(count(r.out, "[BPU1102]") == 1);  // only the D-stride 5 layer breaks the overriding rule
+  CHECK(count(r.out, "stride D 5 above 2 [BPU1102]") == 1);
+  CHECK(count(r.out, "[BPU8001]") == 3);
+  write_file(p.dir.path("team_rules.yaml"), "schema_version: 1\nextends: j6p\nrules:\n  - id: BPU0001\n");
+  const CommandResult bad = run_bpu_lint({p.model});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("team_rules.yaml:4:5: rule is missing required key") != std::string::npos);
+}
+
+TEST_CASE("many models: folders, -j, input order, a broken one among them, statistics") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path("a/b"));
+  std::filesystem::copy_file(kExample, dir.path("a/b/z.onnx"));
+  std::filesystem::copy_file(kExample, dir.path("a/m.onnx"));
+  write_file(dir.path("a/b/broken.onnx"), "not a model");
+  const CommandResult r =
+      run_bpu_lint({dir.path("a"), kExample, "-j", "2", "--format", "concise", "--statistics", "--isolated"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(dir.path("a/b/broken.onnx") + ": error: ") != std::string::npos);
+  const size_t z = r.out.find(dir.path("a/b/z.onnx") + ": 10 nodes");
+  const size_t m = r.out.find(dir.path("a/m.onnx") + ": 10 nodes");
+  const size_t e = r.out.find(kExample + ": 10 nodes");
+  CHECK(z < m);  // sorted within the folder
+  CHECK(m < e);  // then the next argument
+  CHECK(e != std::string::npos);
+  CHECK(r.out.find("Statistics:\n  3\tBPU1101\terror\tconvtranspose3d-kernel-d-range\n  9\tBPU1102") != std::string::npos);
+  const CommandResult empty = run_bpu_lint({dir.path("a/b/../b"), "--isolated"});
+  CHECK(empty.exit_code == 2);
+}
