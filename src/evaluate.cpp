@@ -117,22 +117,28 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
   if (n.domain.empty()) {
     auto found = index_of.op_classes.find(n.op_type);
     const OpPlacement* cls = found == index_of.op_classes.end() ? nullptr : found->second;
-    if (cls != nullptr) op_class = op_class_name(cls->op_class);
+    const OpClass effective = platform.effective_class(n.op_type);
+    if (cls != nullptr) op_class = op_class_name(effective);
     if (cls == nullptr) {
       out.push_back(diagnostic(&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
-                     "cannot verify " + n.op_type + ": the op is not classified for " + platform.name +
-                         ", so its placement is unknown",
-                     index));
-    } else if (cls->op_class == OpClass::Cpu) {
+                               "cannot verify " + n.op_type + ": the op is not classified for " + platform.name +
+                                   ", so its placement is unknown",
+                               index));
+    } else if (effective == OpClass::Unknown) {
+      out.push_back(diagnostic(&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
+                               "cannot verify " + n.op_type + ": its placement on " + platform.name + " is unknown" +
+                                   (cls->note.empty() ? "" : " (" + cls->note + ")"),
+                               index));
+    } else if (effective == OpClass::Cpu) {
       out.push_back(diagnostic(&builtin_rule(builtin::kOpRunsOnCpu), Severity::Error, Outcome::Fail,
-                     n.op_type + " has no BPU implementation on " + platform.name + " and runs on the CPU" +
-                         (cls->note.empty() ? "" : " (" + cls->note + ")"),
-                     index));
+                               n.op_type + " has no BPU implementation on " + platform.name + " and runs on the CPU" +
+                                   (cls->note.empty() ? "" : " (" + cls->note + ")"),
+                               index));
     }
   } else {
     out.push_back(diagnostic(&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
-                   "cannot verify " + n.domain + "::" + n.op_type + ": custom-domain ops are not in the database",
-                   index));
+                             "cannot verify " + n.domain + "::" + n.op_type + ": custom-domain ops are not in the database",
+                             index));
   }
   auto it = index_of.by_op.find(n.op_type);
   const bool has_op_rules = it != index_of.by_op.end();

@@ -357,7 +357,8 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
   }
 
   std::string error;
-  const std::string source_dir = std::filesystem::path(report.path).parent_path().string();
+  // The loaded path, not the display path: it is where the weights really are.
+  const std::string source_dir = std::filesystem::path(report.loaded->path).parent_path().string();
   if (!check_model_validity(model, source_dir.empty() ? "." : source_dir, error)) {
     run.error = "the rewritten model fails the ONNX checker or strict shape inference (" + error +
                 "); nothing was written";

@@ -21,12 +21,12 @@ std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& plat
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     const auto& n = facts.nodes[i];
     if (!n.domain.empty()) continue;
-    auto it = platform.ops.find(n.op_type);
-    if (it == platform.ops.end()) continue;
-    switch (it->second.op_class) {
+    switch (platform.effective_class(n.op_type)) {
       case OpClass::Bpu: out[i] = Placement::Bpu; break;
       case OpClass::Folded: out[i] = Placement::Folded; break;
       case OpClass::Cpu: out[i] = Placement::Cpu; break;
+      case OpClass::Lowered:
+      case OpClass::Unknown: break;
     }
   }
   for (const auto& d : diagnostics) {

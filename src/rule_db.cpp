@@ -49,8 +49,21 @@ const char* op_class_name(OpClass c) {
     case OpClass::Bpu: return "bpu";
     case OpClass::Folded: return "folded";
     case OpClass::Cpu: return "cpu";
+    case OpClass::Lowered: return "lowered";
+    case OpClass::Unknown: return "unknown";
   }
-  return "bpu";
+  return "unknown";
+}
+
+OpClass Platform::effective_class(const std::string& op) const {
+  std::string current = op;
+  for (int hops = 0; hops < 8; ++hops) {  // bounded: a lowering cycle is a data error, not a hang
+    auto it = ops.find(current);
+    if (it == ops.end()) return OpClass::Unknown;
+    if (it->second.op_class != OpClass::Lowered) return it->second.op_class;
+    current = it->second.lowered_to;
+  }
+  return OpClass::Unknown;
 }
 
 const Platform* RuleDatabase::find(const std::string& name) const {
@@ -189,14 +202,23 @@ void parse_op_classes(const FileReader& reader, const YAML::Node& list, std::map
   if (!list) return;
   if (!list.IsSequence()) reader.fail(list, "ops must be a list of op classes");
   for (const auto& entry : list) {
-    reader.check_keys(entry, {"class", "ops", "status", "source", "note"}, {"class", "ops", "status", "source"},
+    reader.check_keys(entry, {"class", "ops", "status", "source", "note", "to"}, {"class", "ops", "status", "source"},
                       "op class");
     OpPlacement placement;
     const std::string cls = reader.scalar(entry["class"], "class");
     if (cls == "bpu") placement.op_class = OpClass::Bpu;
     else if (cls == "folded") placement.op_class = OpClass::Folded;
     else if (cls == "cpu") placement.op_class = OpClass::Cpu;
-    else reader.fail(entry["class"], "class must be bpu, folded or cpu");
+    else if (cls == "lowered") placement.op_class = OpClass::Lowered;
+    else if (cls == "unknown") placement.op_class = OpClass::Unknown;
+    else reader.fail(entry["class"], "class must be bpu, folded, cpu, lowered or unknown");
+    if ((placement.op_class == OpClass::Lowered) != static_cast<bool>(entry["to"])) {
+      reader.fail(entry, "class lowered needs `to: <op>` (and only it takes `to`)");
+    }
+    if (entry["to"]) {
+      placement.lowered_to = reader.scalar(entry["to"], "to");
+      if (!op_exists(placement.lowered_to, "")) reader.fail(entry["to"], "unknown op '" + placement.lowered_to + "'");
+    }
     placement.status = reader.status(entry["status"]);
     placement.source = reader.text(entry, "source", "op class");
     placement.note = reader.text(entry, "note", "op class");

@@ -20,7 +20,9 @@ enum class Status { Verified, Derived, Inferred };
 const char* status_name(Status s);
 
 // Where the toolchain puts an op on this platform before any rule is checked.
-enum class OpClass { Bpu, Folded, Cpu };
+// Lowered ops become another op (Gemm -> Conv) and run where that op runs;
+// Unknown records that nobody knows yet (reported as "cannot verify").
+enum class OpClass { Bpu, Folded, Cpu, Lowered, Unknown };
 const char* op_class_name(OpClass c);
 
 struct SourceLocation {
@@ -57,6 +59,7 @@ struct Rule {
 
 struct OpPlacement {
   OpClass op_class = OpClass::Bpu;
+  std::string lowered_to;  // for Lowered: the op it becomes
   Status status = Status::Verified;
   std::string source;
   std::string note;
@@ -70,6 +73,10 @@ struct Platform {
   std::string file;
   std::vector<Rule> rules;
   std::map<std::string, OpPlacement> ops;  // default-domain op type -> class
+
+  // The class an op finally has: a lowered op takes its target's (Bpu if the
+  // target is unclassified would be a guess, so Unknown).
+  OpClass effective_class(const std::string& op) const;
 };
 
 struct RuleDatabase {
