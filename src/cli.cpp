@@ -15,6 +15,7 @@
 #include "bpulint/model_writer.h"
 #include "bpulint/pytorch_snippet.h"
 #include "bpulint/render_text.h"
+#include "bpulint/rule_docs.h"
 
 namespace bpulint {
 namespace {
@@ -86,7 +87,11 @@ std::string join(const std::vector<std::string>& items, const char* sep = ", ") 
   return out;
 }
 
-int cmd_platforms(const RuleDatabase& db) {
+int cmd_platforms(const RuleDatabase& db, const std::string& format) {
+  if (format == "markdown") {
+    std::cout << docs_index_markdown(db);
+    return kExitClean;
+  }
   for (const auto& p : db.platforms) {
     std::cout << p.name << "  march " << p.march << "  aliases: " << join(p.aliases) << "\n    " << p.description
               << "\n    " << p.rules.size() << " rules, " << p.ops.size() << " classified ops (" << p.file << ")\n";
@@ -94,42 +99,18 @@ int cmd_platforms(const RuleDatabase& db) {
   return kExitClean;
 }
 
-int cmd_rules(const Platform& p) {
-  std::cout << "Rules for " << p.name << " (march " << p.march << "):\n";
-  std::vector<const Rule*> rules;
-  for (const auto& r : builtin_rules()) rules.push_back(&r);
-  for (const auto& r : p.rules) rules.push_back(&r);
-  std::sort(rules.begin(), rules.end(), [](const Rule* a, const Rule* b) { return a->id < b->id; });
-  for (const Rule* r : rules) {
-    std::cout << "  " << r->id << "  " << severity_name(r->severity) << "  " << status_name(r->status) << "  "
-              << r->name << "  [" << (r->scope == RuleScope::Model ? "model" : join(r->ops)) << "]\n      "
-              << r->summary << "\n";
-  }
-  std::map<OpClass, std::vector<std::string>> by_class;
-  for (const auto& kv : p.ops) by_class[kv.second.op_class].push_back(kv.first);
-  std::cout << "Op classes:\n";
-  for (const auto& kv : by_class) {
-    std::cout << "  " << op_class_name(kv.first) << " (" << kv.second.size() << "): " << join(kv.second) << "\n";
-  }
+int cmd_rules(const Platform& p, const std::string& format) {
+  if (format == "markdown") std::cout << rules_markdown(p);
+  else if (format == "json") std::cout << rules_json(p);
+  else std::cout << rules_text(p);
   return kExitClean;
 }
 
-void print_rule(const Rule& r, const std::vector<std::string>& platforms) {
-  std::cout << r.id << " " << r.name << "\n  " << r.summary << "\n\n";
-  if (!r.description.empty()) std::cout << "  " << r.description << "\n\n";
-  std::cout << "  platforms: " << (platforms.empty() ? "all" : join(platforms)) << "\n";
-  std::cout << "  applies to: " << (r.scope == RuleScope::Model ? "the model" : "ops " + join(r.ops)) << "\n";
-  if (r.when) std::cout << "  when:       " << expr_text(*r.when) << "\n";
-  if (r.require) std::cout << "  require:    " << expr_text(*r.require) << "\n";
-  std::cout << "  severity:   " << severity_name(r.severity) << " (" << r.effect << ")\n";
-  if (!r.cpu_node.empty()) std::cout << "  on the CPU as: " << r.cpu_node << "\n";
-  std::cout << "  status:     " << status_name(r.status) << "\n  source:     " << r.source << "\n";
-  if (!r.ref.empty()) std::cout << "  reference:  " << r.ref << "\n";
-  for (const auto& f : r.fixes) {
-    const FixKind* k = find_fix_kind(f);
-    std::cout << "  fix:        " << f << " - " << (k ? k->title : "") << " (" << (k ? k->safety : "") << ")\n";
-  }
-  std::cout << "  defined at: " << r.defined_at.str() << "\n";
+int cmd_validate(const std::vector<std::string>& files) {
+  const std::vector<std::string> problems = validate_rule_files(files);
+  for (const auto& p : problems) std::cerr << p << "\n";
+  if (problems.empty()) std::cout << "bpu-lint: rule files valid\n";
+  return problems.empty() ? kExitClean : kExitError;
 }
 
 int cmd_explain(const RuleDatabase& db, const std::string& id) {
@@ -140,7 +121,7 @@ int cmd_explain(const RuleDatabase& db, const std::string& id) {
   }
   for (const auto& r : builtin_rules()) {
     if (r.id == id || r.name == id) {
-      print_rule(r, {});
+      std::cout << explain_text(r, {});
       return kExitClean;
     }
   }
@@ -158,7 +139,7 @@ int cmd_explain(const RuleDatabase& db, const std::string& id) {
     std::cerr << "bpu-lint: no rule '" << id << "' (see: bpu-lint rules)\n";
     return kExitError;
   }
-  print_rule(*found, platforms);
+  std::cout << explain_text(*found, platforms);
   return kExitClean;
 }
 
@@ -211,13 +192,22 @@ int run_cli(int argc, char** argv) {
 
   auto* rules_cmd = app.add_subcommand("rules", "List a platform's rules and op classes");
   std::string rules_platform = kDefaultPlatform;
+  std::string rules_format = "text";
   rules_cmd->add_option("-p,--platform", rules_platform, "Platform name or march");
+  rules_cmd->add_option("--format", rules_format, "text, markdown (the docs/ pages) or json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}));
   rules_cmd->add_option("--rules-dir", run.rules_dir, "Rule folder");
+  auto* validate_cmd = rules_cmd->add_subcommand("validate", "Check rule files (yours or the database's)");
+  std::vector<std::string> validate_files;
+  validate_cmd->add_option("files", validate_files, "Rule files or folders")->required();
   auto* explain_cmd = app.add_subcommand("explain", "Show a rule's constraint, rationale, source, status and fixes");
   std::string explain_id;
   explain_cmd->add_option("rule", explain_id, "Rule id or name, or a fix id")->required();
   explain_cmd->add_option("--rules-dir", run.rules_dir, "Rule folder");
   auto* platforms_cmd = app.add_subcommand("platforms", "List the platforms in the database");
+  std::string platforms_format = "text";
+  platforms_cmd->add_option("--format", platforms_format, "text or markdown (docs/README.md)")
+      ->check(CLI::IsMember({"text", "markdown"}));
   platforms_cmd->add_option("--rules-dir", run.rules_dir, "Rule folder");
   app.require_subcommand(0, 1);
 
@@ -232,13 +222,14 @@ int run_cli(int argc, char** argv) {
     return kExitError;
   }
 
+  if (*validate_cmd) return cmd_validate(validate_files);
   if (*platforms_cmd || *explain_cmd || *rules_cmd) {
     RuleDatabase db;
     if (!load_db(run.rules_dir, db)) return kExitError;
-    if (*platforms_cmd) return cmd_platforms(db);
+    if (*platforms_cmd) return cmd_platforms(db, platforms_format);
     if (*explain_cmd) return cmd_explain(db, explain_id);
     const Platform* platform = pick_platform(db, rules_platform);
-    return platform == nullptr ? kExitError : cmd_rules(*platform);
+    return platform == nullptr ? kExitError : cmd_rules(*platform, rules_format);
   }
 
   for (const auto& spec : input_shapes) {

@@ -1,0 +1,171 @@
+// fuzz_fix: small structured mutations of a tiny ConvTranspose3d model, then
+// lint -> apply_fixes to a temp path. The fuzz input picks the layer:
+// kernel/stride/pads/output_padding/dilations/group/channels/input shape
+// (all within small bounds, so the reference kernels stay fast), bias or not,
+// static or dynamic batch, typed or raw weights, the node name (empty, or one
+// that collides with the names a rewrite makes), weights shared with a second
+// node, and the strategy. Invariants:
+//   - apply_fixes never crashes and refuses cleanly (every result that is not
+//     applied says why; a run that wrote nothing with applied results has an error);
+//   - when it writes, every applied result was proven (max_abs_error <= 1e-5)
+//     and the written model lints again.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bpulint/fix_apply.h"
+#include "bpulint/lint.h"
+#include "fuzz_util.h"
+
+using namespace bpulint;
+
+namespace {
+
+void add_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+onnx::TensorProto weights(const std::string& name, const std::vector<int64_t>& dims, bool raw, FuzzedDataProvider& fdp) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t.add_dims(d);
+    n *= d;
+  }
+  const uint32_t seed = fdp.ConsumeIntegral<uint32_t>();
+  std::string bytes;
+  for (int64_t i = 0; i < n; ++i) {
+    // Small exact values (multiples of 1/8 in [-2, 2)): sums stay exact.
+    const float v = static_cast<float>(static_cast<int>((seed * 2654435761u + static_cast<uint32_t>(i) * 40503u) >> 27) - 16) / 8.0f;
+    if (raw) bytes.append(reinterpret_cast<const char*>(&v), 4);
+    else t.add_float_data(v);
+  }
+  if (raw) t.set_raw_data(bytes);
+  return t;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzedDataProvider fdp(data, size);
+  const int64_t group = fdp.ConsumeIntegralInRange<int64_t>(1, 3);
+  const int64_t c_in = group * fdp.ConsumeIntegralInRange<int64_t>(1, 3);
+  const int64_t c_out = group * fdp.ConsumeIntegralInRange<int64_t>(1, 3);
+  std::vector<int64_t> kernel(3), strides(3), dil(3), outpad(3), pads(6), in(3);
+  for (auto* v : {&kernel, &strides}) for (auto& x : *v) x = fdp.ConsumeIntegralInRange<int64_t>(1, 3);
+  for (auto& x : dil) x = fdp.ConsumeIntegralInRange<int64_t>(1, 2);
+  for (auto& x : outpad) x = fdp.ConsumeIntegralInRange<int64_t>(0, 2);
+  for (auto& x : pads) x = fdp.ConsumeIntegralInRange<int64_t>(0, 2);
+  for (auto& x : in) x = fdp.ConsumeIntegralInRange<int64_t>(1, 4);
+  const int64_t batch = fdp.ConsumeIntegralInRange<int64_t>(0, 2);  // 0 = dynamic "N"
+  const bool bias = fdp.ConsumeBool();
+  const bool raw = fdp.ConsumeBool();
+  const bool shared = fdp.ConsumeBool();
+  const bool relu = fdp.ConsumeBool();
+  const int which_name = fdp.ConsumeIntegralInRange<int>(0, 3);
+  const int which_strategy = fdp.ConsumeIntegralInRange<int>(0, 2);
+  const int attr_mask = fdp.ConsumeIntegral<uint8_t>();  // which attributes are written (others default)
+
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("X");
+  auto* tt = x->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* shape = tt->mutable_shape();
+  if (batch == 0) shape->add_dim()->set_dim_param("N");
+  else shape->add_dim()->set_dim_value(batch);
+  shape->add_dim()->set_dim_value(c_in);
+  for (int64_t d : in) shape->add_dim()->set_dim_value(d);
+  *g->add_initializer() = weights("W", {c_in, c_out / group, kernel[0], kernel[1], kernel[2]}, raw, fdp);
+  const std::string names[] = {"ct", "", "ct_fix_transpose_in", "W_fix_convtranspose2d"};
+  auto* n = g->add_node();
+  n->set_op_type("ConvTranspose");
+  n->set_name(names[which_name]);
+  n->add_input("X");
+  n->add_input("W");
+  if (bias) {
+    *g->add_initializer() = weights("B", {c_out}, raw, fdp);
+    n->add_input("B");
+  }
+  n->add_output("Y");
+  if (attr_mask & 1) add_ints(*n, "kernel_shape", kernel);
+  if (attr_mask & 2 || strides != std::vector<int64_t>{1, 1, 1}) add_ints(*n, "strides", strides);
+  if (attr_mask & 4 || pads != std::vector<int64_t>(6, 0)) add_ints(*n, "pads", pads);
+  if (attr_mask & 8 || outpad != std::vector<int64_t>(3, 0)) add_ints(*n, "output_padding", outpad);
+  if (attr_mask & 16 || dil != std::vector<int64_t>{1, 1, 1}) add_ints(*n, "dilations", dil);
+  if (attr_mask & 32 || group != 1) {
+    auto* a = n->add_attribute();
+    a->set_name("group");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(group);
+  }
+  std::string final_out = "Y";
+  if (shared) {  // a second ConvTranspose reads the same weight
+    auto* n2 = g->add_node();
+    *n2 = *n;
+    n2->set_name(n->name().empty() ? "" : n->name() + "_2");
+    n2->set_output(0, "Y2");
+    auto* out2 = g->add_output();
+    out2->set_name("Y2");
+    out2->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  if (relu) {
+    auto* r = g->add_node();
+    r->set_op_type("Relu");
+    r->set_name("relu");
+    r->add_input("Y");
+    r->add_output("Z");
+    final_out = "Z";
+  }
+  auto* y = g->add_output();
+  y->set_name(final_out);
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+
+  const std::string path = fuzz::temp_dir() + "/ct.onnx";
+  const std::string fixed = fuzz::temp_dir() + "/ct.fixed.onnx";
+  std::remove(fixed.c_str());
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << m.SerializeAsString();
+  }
+  const Platform& platform = fuzz::j6p();
+  ModelReport report = lint_model(path, platform, {});
+  if (!report.ok) return 0;  // an invalid layer (e.g. output_padding >= stride) may be refused at load
+  const char* strategies[] = {"auto", "convtranspose2d", "conv3d-1x1x1"};
+  FixRun run = apply_fixes(report, report.fix_plans, strategies[which_strategy], fixed);
+  for (const auto& r : run.results) {
+    if (!r.applied) FUZZ_CHECK(!r.reason.empty() || r.fix_id.empty(), "a result neither applied nor explained");
+    if (!r.applied && !r.fix_id.empty()) FUZZ_CHECK(!r.reason.empty(), "unapplied fix without a reason");
+  }
+  if (!run.written) {
+    FUZZ_CHECK(run.applied() == 0, "results marked applied but nothing written");
+    std::ifstream probe(fixed);
+    FUZZ_CHECK(!probe.good(), "nothing written, yet the output file exists");
+    return 0;
+  }
+  FUZZ_CHECK(run.applied() > 0, "written without any applied fix");
+  for (const auto& r : run.results) {
+    if (!r.applied) continue;
+    FUZZ_CHECK(r.trials > 0, "applied without trials");
+    FUZZ_CHECK(r.max_abs_error >= 0 && r.max_abs_error <= 1e-5,
+               "applied fix with max_abs_error " + std::to_string(r.max_abs_error));
+  }
+  ModelReport again = lint_model(fixed, platform, {});
+  FUZZ_CHECK(again.ok, "the written model does not lint: " + again.error);
+  return 0;
+}

@@ -1,0 +1,73 @@
+// fuzz_model: arbitrary bytes as an .onnx file through the whole read side:
+// load_model -> extract_facts -> evaluate (built-in j6p) -> placement ->
+// plan_fixes, then the JSON and SARIF renderers, whose output must be valid
+// JSON whatever bytes the model's names hold. Must never crash, hang or leak.
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "bpulint/evaluate.h"
+#include "bpulint/facts.h"
+#include "bpulint/fixes.h"
+#include "bpulint/json_writer.h"
+#include "bpulint/lint.h"
+#include "bpulint/model_loader.h"
+#include "bpulint/render_machine.h"
+#include "bpulint/render_text.h"
+#include "fuzz_util.h"
+
+using namespace bpulint;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string path = fuzz::temp_dir() + "/model.onnx";
+  fuzz::write_bytes(path, data, size);
+  const Platform& platform = fuzz::j6p();
+
+  // The steps one by one, as the brief of each module promises.
+  {
+    LoadedModel loaded;
+    std::string error;
+    if (!load_model(path, loaded, error)) {
+      FUZZ_CHECK(!error.empty(), "load_model failed without a message");
+      FUZZ_CHECK(error.find('\n') == std::string::npos, "multi-line load error: " + error);
+      return 0;
+    }
+    FUZZ_CHECK(loaded.model != nullptr, "load_model succeeded without a model");
+    ModelFacts facts;
+    if (!extract_facts(loaded, {}, facts, error)) {
+      FUZZ_CHECK(!error.empty(), "extract_facts failed without a message");
+      return 0;
+    }
+    const auto diagnostics = evaluate(facts, platform);
+    for (const auto& d : diagnostics) {
+      FUZZ_CHECK(d.node < static_cast<long>(facts.nodes.size()), "diagnostic names a node out of range");
+    }
+    const auto plans = plan_fixes(facts, diagnostics, platform);
+    for (const auto& p : plans) {
+      FUZZ_CHECK(p.node >= 0 && p.node < static_cast<long>(facts.nodes.size()), "plan for a node out of range");
+    }
+  }
+
+  // The whole pipeline and the machine renderers.
+  ModelReport report = lint_model(path, platform, {});
+  if (!report.ok) return 0;
+  RunInfo run;
+  run.tool_version = "fuzz";
+  run.platform = &platform;
+  RunInfo::Model m;
+  m.report = &report;
+  m.path = path;
+  run.models.push_back(m);
+  std::string why;
+  const std::string json = render_json(run);
+  FUZZ_CHECK(json_valid(json, &why), "render_json produced invalid JSON: " + why);
+  const std::string sarif = render_sarif(run, SarifProfile::Spec);
+  FUZZ_CHECK(json_valid(sarif, &why), "render_sarif produced invalid JSON: " + why);
+  (void)render_github(run);
+  std::ostringstream text;
+  render_text(text, report, platform, {});
+  for (const auto& plan : report.fix_plans)
+    for (const auto& o : plan.options) (void)cost_text(o.cost);
+  return 0;
+}

@@ -1,0 +1,24 @@
+// What the rule database says, for people: the `rules` listing, `explain`,
+// the generated per-platform pages under docs/ (a test fails when they are
+// stale), the JSON listing, and `rules validate` for a user's rule files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bpulint/rule_db.h"
+
+namespace bpulint {
+
+std::string rules_text(const Platform& platform);
+std::string rules_markdown(const Platform& platform);
+std::string rules_json(const Platform& platform);
+std::string docs_index_markdown(const RuleDatabase& db);
+std::string explain_text(const Rule& rule, const std::vector<std::string>& platforms);
+
+// Checks rule files as the loader does, plus what loading cannot see:
+// conditions that can never hold and constraints that can never fail.
+// Returns one line per problem ("file:line:col: ..."); empty = all good.
+std::vector<std::string> validate_rule_files(const std::vector<std::string>& paths);
+
+}  // namespace bpulint
