@@ -1,0 +1,109 @@
+// Rule tests as data: tests/rules/<RULE>.yaml holds models that must make the
+// rule fire, stay quiet or be unverifiable. Every rule of every platform must
+// have cases that fire and cases that stay quiet.
+#include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+
+#include "bpulint/evaluate.h"
+#include "test_util.h"
+
+using namespace bpulint;
+using namespace bpulint::test;
+
+namespace {
+
+struct Case {
+  std::string file, rule, name, platform, expect, model;
+};
+
+std::vector<Case> load_cases() {
+  std::vector<Case> cases;
+  const std::string dir = std::string(BPULINT_SOURCE_DIR) + "/tests/rules";
+  if (!std::filesystem::is_directory(dir)) return cases;
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    const YAML::Node root = YAML::LoadFile(f);
+    const std::string rule = root["rule"].as<std::string>();
+    REQUIRE_MESSAGE(std::filesystem::path(f).stem() == rule, f << ": the file must be named after its rule");
+    for (const auto& c : root["cases"]) {
+      cases.push_back({f, rule, c["name"].as<std::string>(), c["platform"].as<std::string>(),
+                       c["expect"].as<std::string>(), c["model"].as<std::string>()});
+    }
+  }
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("every rule case gives its expected verdict") {
+  const auto cases = load_cases();
+  for (const auto& c : cases) {
+    INFO(c.file << ": " << c.name << " (" << c.platform << ", expect " << c.expect << ")");
+    REQUIRE(database().find(c.platform) != nullptr);
+    const ModelReport r = lint_text(c.model, c.platform);
+    bool failed = false, unknown = false, any = false;
+    for (const auto& d : r.diagnostics) {
+      if (d.rule->id != c.rule) continue;
+      any = true;
+      failed = failed || d.outcome == Outcome::Fail;
+      unknown = unknown || d.outcome == Outcome::Unknown;
+    }
+    if (c.expect == "fire") CHECK(failed);
+    else if (c.expect == "quiet") CHECK_FALSE(any);
+    else if (c.expect == "unknown") CHECK((unknown && !failed));
+    else FAIL("expect must be fire, quiet or unknown");
+  }
+}
+
+TEST_CASE("every rule has cases that fire and cases that stay quiet") {
+  std::map<std::string, std::set<std::string>> expects;  // rule -> {fire, quiet, ...}
+  for (const auto& c : load_cases()) expects[c.rule].insert(c.expect);
+  for (const auto& p : database().platforms) {
+    for (const auto& r : p.rules) {
+      INFO(p.name << " " << r.id << " (" << r.defined_at.str() << "): add tests/rules/" << r.id << ".yaml");
+      CHECK(expects[r.id].count("fire") == 1);
+      CHECK(expects[r.id].count("quiet") == 1);
+    }
+  }
+  for (const auto& [rule, kinds] : expects) {
+    bool known = false;
+    for (const auto& p : database().platforms) {
+      for (const auto& r : p.rules) known = known || r.id == rule;
+    }
+    INFO("tests/rules/" << rule << ".yaml names a rule no platform has");
+    CHECK(known);
+  }
+}
+
+TEST_CASE("rule order does not change the output") {
+  const auto cases = load_cases();
+  std::vector<std::string> models;
+  for (size_t i = 0; i < cases.size(); i += 3) models.push_back(cases[i].model);
+  std::mt19937 rng(20261130);
+  for (const auto& p : database().platforms) {
+    Platform shuffled = p;
+    for (int round = 0; round < 3; ++round) {
+      std::shuffle(shuffled.rules.begin(), shuffled.rules.end(), rng);
+      for (const auto& text : models) {
+        const ModelReport r = lint_text(text, p.name);
+        const std::vector<Diagnostic> again = evaluate(r.facts, shuffled);
+        REQUIRE(again.size() == r.diagnostics.size());
+        for (size_t i = 0; i < again.size(); ++i) {
+          CHECK(again[i].rule->id == r.diagnostics[i].rule->id);
+          CHECK(again[i].message == r.diagnostics[i].message);
+          CHECK(again[i].node == r.diagnostics[i].node);
+        }
+      }
+    }
+  }
+}
