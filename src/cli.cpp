@@ -171,6 +171,8 @@ int run_cli(int argc, char** argv) {
   app.add_option("--fix-strategy", run.fix_strategy, "auto (each node's recommended fix) or a fix id")
       ->check(CLI::IsMember({"auto", "convtranspose2d", "conv3d-1x1x1"}));
   app.add_option("--fixed-model", run.fixed_model, "Where --fix writes (default: <stem>.fixed.onnx beside the input)");
+  app.add_flag("--external-data", run.external_data,
+               "With --fix: write the weights to <fixed>.data beside the model (automatic above 2 GiB)");
   app.add_option("--pytorch-snippet", run.pytorch_snippet,
                  "Write nn.Module replacements for the fixable layers (PyTorch source) to this file");
   app.add_option("--rules-dir", run.rules_dir, "Load rule files from this folder instead of the built-in database");

@@ -262,7 +262,7 @@ size_t FixRun::applied() const {
 }
 
 FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& plans, const std::string& strategy,
-                   const std::string& output_path) {
+                   const std::string& output_path, bool external_data) {
   FixRun run;
   run.output_path = output_path;
   onnx::ModelProto model = *report.loaded->model;
@@ -370,7 +370,10 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
     }
     return run;
   }
-  if (!write_model_atomic(*report.loaded, model, output_path, error)) {
+  WriteOptions write_options;
+  write_options.external_data = external_data;
+  WriteResult written;
+  if (!write_model_atomic(*report.loaded, model, output_path, write_options, written, error)) {
     run.error = error;
     for (auto& r : run.results) {
       if (r.applied) {
@@ -381,6 +384,7 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
     return run;
   }
   run.written = true;
+  if (written.external_data) run.data_path = written.data_path;
   return run;
 }
 

@@ -234,7 +234,7 @@ class Runner {
       return;
     }
     const std::string out = o_.fixed_model.empty() ? default_fixed_path(r.path) : o_.fixed_model;
-    m.fix_run = std::make_unique<FixRun>(apply_fixes(r, r.fix_plans, o_.fix_strategy, out));
+    m.fix_run = std::make_unique<FixRun>(apply_fixes(r, r.fix_plans, o_.fix_strategy, out, o_.external_data));
     render_fix_run(log, r, *m.fix_run, text_options());
     if (!m.fix_run->error.empty()) broken_ = true;
     if (!m.fix_run->written) return;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,29 +68,68 @@ bool embed_payloads(const LoadedModel& source, onnx::ModelProto& model, bool sam
   return ok;
 }
 
+// A temp file beside `path`, removed unless committed: every write is
+// temp + fsync + rename, so an interrupted run leaves nothing behind.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& path) : target_(path) {
+    const std::string dir = folder_of(path);
+    name_ = (fs::path(dir) / ("." + fs::path(path).filename().string() + ".tmp-XXXXXX")).string();
+    fd_ = mkstemp(name_.data());
+    if (fd_ >= 0) {
+      const mode_t mask = umask(0);  // mkstemp makes 0600; a model gets what the umask allows
+      umask(mask);
+      if (fchmod(fd_, 0666 & ~mask) != 0) close_fd();
+    }
+  }
+  ~TempFile() {
+    close_fd();
+    if (!committed_) unlink(name_.c_str());
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+
+  int fd() const { return fd_; }
+  bool ok() const { return fd_ >= 0; }
+  bool write_all(const char* data, size_t size) {
+    for (size_t done = 0; done < size;) {
+      const ssize_t n = ::write(fd_, data + done, size - done);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  bool sync_and_close() {
+    const bool synced = fsync(fd_) == 0;
+    const bool closed = close(fd_) == 0;
+    fd_ = -1;
+    return synced && closed;
+  }
+  bool commit() {
+    committed_ = rename(name_.c_str(), target_.c_str()) == 0;
+    return committed_;
+  }
+
+ private:
+  void close_fd() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  std::string target_, name_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
 }  // namespace
 
 bool write_file_atomic(const std::string& path, const std::string& bytes, std::string& error) {
-  const std::string dir = folder_of(path);
-  std::string tmp = (fs::path(dir) / ("." + fs::path(path).filename().string() + ".tmp-XXXXXX")).string();
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) {
-    error = "cannot create a temporary file in '" + dir + "': " + std::strerror(errno);
+  TempFile file(path);
+  if (!file.ok()) {
+    error = "cannot create a temporary file in '" + folder_of(path) + "': " + std::strerror(errno);
     return false;
   }
-  const mode_t mask = umask(0);
-  umask(mask);
-  bool ok = fchmod(fd, 0666 & ~mask) == 0;
-  for (size_t done = 0; ok && done < bytes.size();) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) ok = false;
-    else done += static_cast<size_t>(n);
-  }
-  ok = ok && fsync(fd) == 0;
-  ok = close(fd) == 0 && ok;
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+  if (!file.write_all(bytes.data(), bytes.size()) || !file.sync_and_close() || !file.commit()) {
     error = "cannot write '" + path + "': " + std::strerror(errno ? errno : EIO);
-    unlink(tmp.c_str());
     return false;
   }
   return true;
@@ -101,8 +141,75 @@ std::string default_fixed_path(const std::string& input_path) {
   return (p.parent_path() / (stem + ".fixed.onnx")).string();
 }
 
+namespace {
+
+uint64_t external_length(const onnx::TensorProto& t) {
+  for (const auto& e : t.external_data()) {
+    if (e.key() == "length") return std::strtoull(e.value().c_str(), nullptr, 10);
+  }
+  return UINT64_MAX;  // to the end of a file: assume large
+}
+
+// Payload bytes embedding would add to the serialized model.
+uint64_t bytes_to_embed(onnx::ModelProto& model) {
+  uint64_t total = 0;
+  bool ok = true;
+  for_each_tensor(*model.mutable_graph(), [&](onnx::TensorProto& t) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      const uint64_t n = external_length(t);
+      total = n == UINT64_MAX || total + n < total ? UINT64_MAX : total + n;
+    }
+    return true;
+  }, ok);
+  return total;
+}
+
+constexpr uint64_t kInlineLimit = 1024;  // smaller tensors stay inline in external-data mode
+constexpr uint64_t kProtobufLimit = static_cast<uint64_t>(INT_MAX);
+
+// Writes every sizeable tensor to the data file and points the model at it.
+bool externalize(const LoadedModel& source, onnx::ModelProto& model, TempFile& data, const std::string& location,
+                 std::string& error) {
+  uint64_t offset = 0;
+  bool ok = true;
+  auto move_out = [&](onnx::TensorProto& t) {
+    std::string bytes;
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      if (!read_tensor_bytes(source, t, bytes, error)) {  // one tensor in memory at a time
+        error = "tensor '" + t.name() + "': " + error;
+        return false;
+      }
+    } else if (t.raw_data().size() > kInlineLimit) {
+      bytes.swap(*t.mutable_raw_data());
+    } else {
+      return true;
+    }
+    if (!data.write_all(bytes.data(), bytes.size())) {
+      error = std::string("cannot write the external data: ") + std::strerror(errno ? errno : EIO);
+      return false;
+    }
+    t.clear_raw_data();
+    t.clear_external_data();
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& [k, v] : {std::pair<const char*, std::string>{"location", location},
+                               {"offset", std::to_string(offset)},
+                               {"length", std::to_string(bytes.size())}}) {
+      auto* e = t.add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    }
+    offset += bytes.size();
+    return true;
+  };
+  for_each_tensor(*model.mutable_graph(), move_out, ok);
+  return ok;
+}
+
+}  // namespace
+
 bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, const std::string& out_path,
-                        std::string& error) {
+                        const WriteOptions& options, WriteResult& result, std::string& error) {
+  result = WriteResult{};
   if (out_path.empty()) {
     error = "empty output path";
     return false;
@@ -117,32 +224,41 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
     error = "output folder '" + dir + "' does not exist";
     return false;
   }
-  if (!embed_payloads(source, model, same_file(dir, folder_of(source.path)), error)) return false;
-  if (model.ByteSizeLong() > static_cast<size_t>(INT_MAX)) {
-    error = "the fixed model would exceed protobuf's 2 GiB limit";
+  const uint64_t embed = bytes_to_embed(model);
+  result.external_data = options.external_data || embed == UINT64_MAX || model.ByteSizeLong() + embed > kProtobufLimit;
+  std::unique_ptr<TempFile> data;
+  if (result.external_data) {
+    result.data_path = out_path + ".data";
+    if (same_file(result.data_path, source.path)) {
+      error = "refusing to overwrite the input model";
+      return false;
+    }
+    data = std::make_unique<TempFile>(result.data_path);
+    if (!data->ok()) {
+      error = "cannot create a temporary file in '" + dir + "': " + std::strerror(errno);
+      return false;
+    }
+    if (!externalize(source, model, *data, fs::path(result.data_path).filename().string(), error)) return false;
+  } else if (!embed_payloads(source, model, same_file(dir, folder_of(source.path)), error)) {
     return false;
   }
-
-  std::string tmp = (fs::path(dir) / ("." + fs::path(out_path).filename().string() + ".tmp-XXXXXX")).string();
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) {
+  if (model.ByteSizeLong() > kProtobufLimit) {
+    error = "the fixed model's structure alone exceeds protobuf's 2 GiB limit";
+    return false;
+  }
+  TempFile file(out_path);
+  if (!file.ok()) {
     error = "cannot create a temporary file in '" + dir + "': " + std::strerror(errno);
     return false;
   }
   bool written = false;
   {
-    google::protobuf::io::FileOutputStream stream(fd);
+    google::protobuf::io::FileOutputStream stream(file.fd());
     written = model.SerializeToZeroCopyStream(&stream) && stream.Flush();
   }
-  // mkstemp creates 0600; a model file gets the permissions the umask allows.
-  const mode_t mask = umask(0);
-  umask(mask);
-  if (written && fchmod(fd, 0666 & ~mask) != 0) written = false;
-  if (written && fsync(fd) != 0) written = false;
-  const int close_result = close(fd);
-  if (!written || close_result != 0 || rename(tmp.c_str(), out_path.c_str()) != 0) {
+  // The data file lands first: a model never points at data that is not there.
+  if (!written || !file.sync_and_close() || (data && (!data->sync_and_close() || !data->commit())) || !file.commit()) {
     error = "cannot write '" + out_path + "': " + std::strerror(errno ? errno : EIO);
-    unlink(tmp.c_str());
     return false;
   }
   return true;

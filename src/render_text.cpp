@@ -96,7 +96,8 @@ void render_fix_run(std::ostream& out, const ModelReport& r, const FixRun& run, 
     out << r.path << ": " << p.severity(Severity::Error) << ": " << run.error << "\n";
   } else if (run.written) {
     out << r.path << ": fixed " << run.applied() << " of " << run.results.size() << " node"
-        << (run.results.size() == 1 ? "" : "s") << "; wrote " << run.output_path << "\n";
+        << (run.results.size() == 1 ? "" : "s") << "; wrote " << run.output_path
+        << (run.data_path.empty() ? "" : " (weights in " + run.data_path + ")") << "\n";
   } else {
     out << r.path << ": nothing was fixed; no file written\n";
   }

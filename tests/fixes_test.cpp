@@ -289,3 +289,24 @@ TEST_CASE("--pytorch-snippet: the example's replacements match in PyTorch and re
   CHECK(again.exit_code == 0);
   CHECK(again.out.find("0 errors") != std::string::npos);
 }
+
+TEST_CASE("--external-data writes the fixed weights beside the model, and ONNX reads them back") {
+  const std::string example = std::string(BPULINT_SOURCE_DIR) + "/examples/case_study.onnx";
+  TempDir dir;
+  const std::string out = dir.path("fixed.onnx");
+  const CommandResult r = run_bpu_lint({example, "--fix", "--external-data", "--fixed-model", out});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("(weights in " + out + ".data)") != std::string::npos);
+  CHECK(std::filesystem::file_size(out) < 20000);           // structure only
+  CHECK(std::filesystem::file_size(out + ".data") > 700000);  // the weights
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.dir())) files += e.is_regular_file() ? 1 : 0;
+  CHECK(files == 2);
+  const std::string check = "/usr/bin/python3 -c \"import onnx; m = onnx.load('" + out +
+                            "'); onnx.checker.check_model(m, full_check=True)\" 2>" + dir.path("py.err");
+  CHECK(std::system(check.c_str()) == 0);
+  // Lint and fix again from the external-data model: weights are read through the reference.
+  const CommandResult again = run_bpu_lint({out, "--fix", "--fix-strategy", "conv3d-1x1x1", "--fixed-model", dir.path("again.onnx")});
+  CHECK(again.out.find("nothing to fix") != std::string::npos);
+}

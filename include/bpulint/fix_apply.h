@@ -10,6 +10,7 @@
 
 #include "bpulint/fixes.h"
 #include "bpulint/lint.h"
+#include "bpulint/model_writer.h"
 
 namespace bpulint {
 
@@ -29,11 +30,12 @@ struct FixRun {
   std::string output_path;
   bool written = false;
   std::string error;           // one line when the run failed as a whole (nothing written)
+  std::string data_path;       // weights written as external data here, when they were
   size_t applied() const;
 };
 
 // strategy: "auto" (each node's recommended fix) or a fix id.
 FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& plans, const std::string& strategy,
-                   const std::string& output_path);
+                   const std::string& output_path, bool external_data = false);
 
 }  // namespace bpulint

@@ -25,6 +25,7 @@ struct RunOptions {
   bool fix = false;
   std::string fix_strategy = "auto";
   std::string fixed_model;
+  bool external_data = false;               // --external-data: fixed weights in <fixed>.data
   std::string pytorch_snippet;
   std::string config_file;                  // --config
   bool isolated = false;                    // --isolated: no configuration file
