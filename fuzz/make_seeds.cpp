@@ -135,6 +135,18 @@ int main(int argc, char** argv) {
     }
     put("fuzz_model/ct3d_external.onnx", m.SerializeAsString());
   }
+  // Regression: a ConvTranspose3d breaking BPU1101 with no output (plan_fixes read outputs[0]).
+  {
+    onnx::ModelProto m = ct3d(4, 2, {5, 2, 2}, {5, 2, 2}, true, false);
+    m.mutable_graph()->mutable_node(0)->clear_output();
+    put("fuzz_model/regress_ct3d_no_output.onnx", m.SerializeAsString());
+  }
+  // Regression: strides[1] = 2^62 wraps the H output size to 2 (unchecked out_size()).
+  {
+    onnx::ModelProto m = ct3d(2, 2, {5, 2, 2}, {5, int64_t{1} << 62, 2}, true, false);
+    m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(3)->set_dim_value(5);
+    put("fuzz_model/regress_stride_overflow.onnx", m.SerializeAsString());
+  }
   put("fuzz_model/if_softmax.onnx", text_model(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (bool c, float[1,3,8,8] X, float[4,3,3,3] W, int64[2] S) => (float[] Y, float[] R) {

@@ -19,12 +19,19 @@ int64_t add(int64_t a, int64_t b) {
   return a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) ? -1 : r;
 }
 
-// Output size of one ConvTranspose axis (ONNX formula).
+// Output size of one ConvTranspose axis (ONNX formula), checked: -1 when any
+// step overflows or a parameter is out of range, never a wrapped value.
 int64_t out_size(const ConvTransposeParams& p, size_t axis) {
   const size_t r = p.kernel.size();
   const int64_t in = p.input_shape[2 + axis];
-  return p.strides[axis] * (in - 1) + p.output_padding[axis] + (p.kernel[axis] - 1) * p.dilations[axis] + 1 -
-         p.pads[axis] - p.pads[axis + r];
+  int64_t a = 0, b = 0, out = 0;
+  if (in < 1 || p.strides[axis] < 1 || p.kernel[axis] < 1 || p.dilations[axis] < 1 ||
+      __builtin_mul_overflow(p.strides[axis], in - 1, &a) || __builtin_mul_overflow(p.kernel[axis] - 1, p.dilations[axis], &b) ||
+      __builtin_add_overflow(a, b, &out) || __builtin_add_overflow(out, p.output_padding[axis] + 1, &out) ||
+      __builtin_sub_overflow(out, p.pads[axis], &out) || __builtin_sub_overflow(out, p.pads[axis + r], &out)) {
+    return -1;
+  }
+  return out;
 }
 
 bool well_formed(const ConvTransposeParams& p, std::string& why_not) {
@@ -50,7 +57,7 @@ bool well_formed(const ConvTransposeParams& p, std::string& why_not) {
   }
   for (size_t a = 0; a < r; ++a) {
     if (out_size(p, a) <= 0) {
-      why_not = "output size along axis " + std::to_string(a) + " is not positive";
+      why_not = "output size along axis " + std::to_string(a) + " is not positive or overflows";
       return false;
     }
   }
@@ -238,9 +245,13 @@ bool build_rewrite(const std::string& fix, const RewriteInputs& in, NameAllocato
   const std::string doc = "bpu-lint " + fix + " rewrite of ConvTranspose '" + label + "'";
   const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
   const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
-  const int64_t k = kd * kh * kw;
+  const int64_t k = mul({kd, kh, kw});
   const int64_t cog = p.c_out / p.group, cig = p.c_in / p.group;
-  const int64_t weight_elements = p.c_in * cog * k;
+  const int64_t weight_elements = mul({p.c_in, cog, k});
+  if (k < 0 || weight_elements < 0 || mul({weight_elements, 4}) < 0 || mul({p.c_out, k}) < 0) {
+    error = "the layer is too large to rewrite";
+    return false;
+  }
 
   auto node_name = [&](const std::string& step) { return names.fresh(label + "_fix_" + step); };
   auto value_name = [&](const std::string& step) { return names.fresh(label + "_fix_" + step + "_out"); };

@@ -99,6 +99,10 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
     why_not = "not a ConvTranspose";
     return false;
   }
+  if (node.inputs.size() < 2 || node.outputs.empty() || node.outputs[0].name.empty()) {
+    why_not = "the node has no weight input or no output";
+    return false;
+  }
   const Value rec = node_record(node, "bpu");
   const Value* auto_pad = rec.field("auto_pad");
   if (auto_pad != nullptr && auto_pad->kind() == Value::Kind::String && auto_pad->as_string() != "NOTSET") {
@@ -126,7 +130,10 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
     return false;
   }
   p.c_in = weight[0];
-  p.c_out = weight[1] * p.group;
+  if (weight[0] <= 0 || weight[1] <= 0 || p.group <= 0 || __builtin_mul_overflow(weight[1], p.group, &p.c_out)) {
+    why_not = "the weight shape or group is not valid";
+    return false;
+  }
   p.has_bias = inputs.size() > 2 && inputs[2].field("present")->as_bool();
   const Value* x = inputs[0].field("shape");
   if (x->kind() != Value::Kind::List) {

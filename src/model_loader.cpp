@@ -596,7 +596,24 @@ bool resolve_location(const LoadedModel& m, const std::string& location,
             "' escapes the model folder";
     return false;
   }
-  resolved = fs::path(m.path).parent_path() / normal;
+  const fs::path folder = fs::path(m.path).parent_path();
+  resolved = folder / normal;
+  // The model's own file (weights the loader left on disk) is read as is,
+  // even when the model itself was reached through a symlink.
+  if (normal == fs::path(m.path).filename()) {
+    resolved = m.path;
+    return true;
+  }
+  // A symlink inside the folder may still point outside it: compare the real
+  // paths, component by component.
+  std::error_code ec;
+  const fs::path real_folder = fs::weakly_canonical(fs::absolute(folder.empty() ? fs::path(".") : folder), ec);
+  const fs::path real_file = ec ? fs::path() : fs::weakly_canonical(fs::absolute(resolved), ec);
+  if (ec || std::mismatch(real_folder.begin(), real_folder.end(), real_file.begin(), real_file.end()).first !=
+                real_folder.end()) {
+    error = "external data: location '" + location + "' escapes the model folder";
+    return false;
+  }
   return true;
 }
 

@@ -1,5 +1,7 @@
 #include "bpulint/render_text.h"
 
+#include "bpulint/json_writer.h"
+
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -22,10 +24,26 @@ struct Palette {
   }
 };
 
+// Names come from the model file: invalid UTF-8 and control characters (an
+// ESC sequence in a node name) must not reach the terminal or the CI log.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : sanitize_utf8(text)) {
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string where(const ModelReport& r, const Diagnostic& d) {
-  if (d.node < 0) return r.path;
+  if (d.node < 0) return printable(r.path);
   const auto& n = r.facts.nodes[static_cast<size_t>(d.node)];
-  return r.path + ": " + n.op_type + " '" + n.display_name + "'";
+  return printable(r.path + ": " + n.op_type + " '" + n.display_name + "'");
 }
 
 std::string facts_text(const Trace& trace) {
@@ -130,16 +148,17 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
     if (options.concise) {
       std::string loc = r.path;
       if (d.node >= 0) loc += ":" + r.facts.nodes[static_cast<size_t>(d.node)].path();
-      out << loc << ": " << p.severity(d.severity) << ": " << d.message << " [" << d.rule->id << "]" << hidden << "\n";
+      out << printable(loc) << ": " << p.severity(d.severity) << ": " << printable(d.message) << " [" << d.rule->id << "]"
+          << printable(hidden) << "\n";
       continue;
     }
-    out << p.paint(where(r, d), "1") << ": " << p.severity(d.severity) << ": " << d.message << " "
-        << p.paint("[" + d.rule->id + "]", "2") << hidden << "\n";
+    out << p.paint(where(r, d), "1") << ": " << p.severity(d.severity) << ": " << printable(d.message) << " "
+        << p.paint("[" + d.rule->id + "]", "2") << printable(hidden) << "\n";
     if (d.node >= 0) {
       const auto& n = r.facts.nodes[static_cast<size_t>(d.node)];
-      out << "    node #" << n.index_in_graph << " of graph " << n.graph_path << ", opset " << n.opset << "\n";
+      out << "    node #" << n.index_in_graph << " of graph " << printable(n.graph_path) << ", opset " << n.opset << "\n";
     }
-    if (!d.facts.empty()) out << "    facts: " << facts_text(d.facts) << "\n";
+    if (!d.facts.empty()) out << "    facts: " << printable(facts_text(d.facts)) << "\n";
     if (d.outcome == Outcome::Fail && !d.rule->builtin) {
       out << "    rule " << d.rule->name << " (" << status_name(d.rule->status) << ", " << platform.name << ")";
       if (d.rule->effect == "cpu_fallback" && d.severity == Severity::Error) {

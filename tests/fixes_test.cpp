@@ -192,7 +192,9 @@ TEST_CASE("applying: exact, written atomically beside the input, input untouched
         CHECK(read_file(path) == before);
         const ModelReport fixed = lint_model(out, platform("j6p"), {});
         REQUIRE(fixed.ok);
-        CHECK(fixed.summary.errors == 0);
+        // The ConvTranspose errors are gone (a dynamic batch still gets its model-level finding).
+        for (const auto& d : fixed.diagnostics) CHECK_FALSE((d.outcome == Outcome::Fail && d.rule->id.rfind("BPU11", 0) == 0));
+        CHECK(fixed.summary.cpu == 0);
         // Old weights are gone (no dead initializers); the graph keeps its names.
         for (const auto& t : fixed.loaded->model->graph().initializer()) CHECK(t.name() != "W");
         CHECK(fixed.loaded->model->graph().input(0).name() == "X");

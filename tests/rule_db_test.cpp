@@ -44,7 +44,7 @@ TEST_CASE("the built-in database loads and has j6p with its alias") {
   CHECK(db.find("nope") == nullptr);
   for (const auto& r : p->rules) {
     CHECK_FALSE(r.source.empty());
-    CHECK(r.defined_at.file == "rules/j6p.yaml");
+    CHECK(r.defined_at.file.rfind("rules/", 0) == 0);
     CHECK(r.defined_at.line > 0);
   }
 }

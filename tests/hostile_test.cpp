@@ -1,0 +1,749 @@
+// Hostile inputs: broken and malicious models, rule files and names. Each case
+// states what must happen (a clean one-line error, a bounded run, a refusal)
+// and checks it, so a regression fails here rather than in a user's CI.
+// Crashes found by the fuzz targets (fuzz/, tests/fuzz/README.md) end up here
+// too. Everything runs in well under two seconds.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bpulint/config.h"
+#include "bpulint/fix_apply.h"
+#include "bpulint/fixes.h"
+#include "bpulint/json_writer.h"
+#include "bpulint/lint.h"
+#include "bpulint/model_loader.h"
+#include "bpulint/rule_db.h"
+#include "test_util.h"
+
+using namespace bpulint;
+using namespace bpulint::test;
+
+namespace {
+
+constexpr int64_t kHuge = int64_t{1} << 40;
+
+void add_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+void set_shape(onnx::ValueInfoProto& v, const std::vector<int64_t>& dims) {
+  auto* tt = v.mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* shape = tt->mutable_shape();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+onnx::TensorProto float_weights(const std::string& name, const std::vector<int64_t>& dims) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t.add_dims(d);
+    n *= d;
+  }
+  std::string raw;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = static_cast<float>(i % 5) - 2.0f;
+    raw.append(reinterpret_cast<const char*>(&v), 4);
+  }
+  t.set_raw_data(raw);
+  return t;
+}
+
+// The case-study layer in miniature: X[1, c_in, d, h, w] -> ConvTranspose3d
+// (kernel [5, 2, 2], stride [5, 2, 2]) -> Y. Breaks BPU1101, so fixes are planned.
+struct Ct3d {
+  int64_t c_in = 2, c_out_per_group = 2, group = 1;
+  std::vector<int64_t> x = {1, 2, 2, 3, 3};
+  std::vector<int64_t> kernel = {5, 2, 2}, strides = {5, 2, 2};
+  std::vector<int64_t> weight_dims;  // default: {c_in, c_out_per_group, kernel...} with data
+  std::string name = "ct";
+  bool weights_with_data = true;
+};
+
+onnx::ModelProto ct3d_model(const Ct3d& l) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("X");
+  set_shape(*x, l.x);
+  std::vector<int64_t> wd = l.weight_dims;
+  if (wd.empty()) wd = {l.c_in, l.c_out_per_group, l.kernel[0], l.kernel[1], l.kernel[2]};
+  if (l.weights_with_data) {
+    *g->add_initializer() = float_weights("W", wd);
+  } else {
+    auto* w = g->add_initializer();  // dims only: the shape facts read, no payload
+    w->set_name("W");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : wd) w->add_dims(d);
+  }
+  auto* n = g->add_node();
+  n->set_op_type("ConvTranspose");
+  n->set_name(l.name);
+  n->add_input("X");
+  n->add_input("W");
+  n->add_output("Y");
+  add_ints(*n, "kernel_shape", l.kernel);
+  add_ints(*n, "strides", l.strides);
+  if (l.group != 1) {
+    auto* a = n->add_attribute();
+    a->set_name("group");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(l.group);
+  }
+  auto* y = g->add_output();
+  y->set_name("Y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  // The checker wants a shape on graph outputs: the ConvTranspose output size
+  // ((in - 1) * stride + kernel), or a named dim where that overflows.
+  auto* ys = y->mutable_type()->mutable_tensor_type()->mutable_shape();
+  ys->add_dim()->set_dim_value(l.x[0]);
+  ys->add_dim()->set_dim_value(l.c_out_per_group * l.group);
+  for (size_t a = 0; a < 3; ++a) {
+    int64_t out = 0;
+    if (__builtin_mul_overflow(l.x[2 + a] - 1, l.strides[a], &out) || __builtin_add_overflow(out, l.kernel[a], &out)) {
+      ys->add_dim()->set_dim_param("S" + std::to_string(a));
+    } else {
+      ys->add_dim()->set_dim_value(out);
+    }
+  }
+  return m;
+}
+
+// Replaces W's payload by an external-data reference.
+void make_external(onnx::ModelProto& m, const std::string& location, const std::string& offset,
+                   const std::string& length) {
+  auto* w = m.mutable_graph()->mutable_initializer(0);
+  REQUIRE(w->name() == "W");
+  w->clear_raw_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto entry = [&](const char* k, const std::string& v) {
+    auto* e = w->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  entry("location", location);
+  if (!offset.empty()) entry("offset", offset);
+  if (!length.empty()) entry("length", length);
+}
+
+ModelReport lint_file(const std::string& path) { return lint_model(path, platform("j6p"), {}); }
+
+// A failed lint says what went wrong, on one line; a successful one has facts.
+void check_clean_outcome(const ModelReport& r) {
+  if (r.ok) {
+    CHECK(r.loaded != nullptr);
+  } else {
+    CHECK_FALSE(r.error.empty());
+    CHECK(r.error.find('\n') == std::string::npos);
+  }
+}
+
+// Time bounds catch hangs and quadratic blow-ups, not slowness: they hold with
+// a wide margin in sanitizer builds too.
+constexpr double kBoundSeconds = 10.0;
+
+bool has(const std::vector<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Well-formed UTF-8 (what a JSON reader demands of the whole document).
+bool valid_utf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+RuleDatabase user_db(const std::string& user_yaml) {
+  RuleDatabase db = database();
+  std::string error;
+  INFO(error);
+  REQUIRE(extend_rule_database(db, {{"user.yaml", user_yaml}}, error));
+  return db;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Broken model files
+// ---------------------------------------------------------------------------
+
+TEST_CASE("hostile: every truncation of a model is a clean one-line error, never a crash") {
+  TempDir dir;
+  const std::string bytes = ct3d_model({}).SerializeAsString();
+  REQUIRE(bytes.size() > 200);
+  const std::string path = dir.path("t.onnx");
+  int refused = 0;
+  for (size_t len = 1; len < bytes.size(); len += (len < 64 ? 1 : 7)) {
+    write_file(path, bytes.substr(0, len));
+    const ModelReport r = lint_file(path);
+    check_clean_outcome(r);
+    refused += r.ok ? 0 : 1;
+  }
+  // Cutting inside the graph field must be noticed, not read as a smaller graph.
+  write_file(path, bytes.substr(0, bytes.size() - 3));
+  const ModelReport cut = lint_file(path);
+  CHECK_FALSE(cut.ok);
+  CHECK(cut.error.find("truncated") != std::string::npos);
+  CHECK(refused > 0);
+  // The CLI: exit 2 and one stderr line naming the file.
+  const CommandResult c = run_bpu_lint({path});
+  CHECK(c.exit_code == 2);
+  CHECK(c.err.find(path + ": ") == 0);
+  CHECK(std::count(c.err.begin(), c.err.end(), '\n') == 1);
+}
+
+TEST_CASE("hostile: bit-flipped models lint or fail cleanly") {
+  TempDir dir;
+  const std::string bytes = ct3d_model({}).SerializeAsString();
+  const std::string path = dir.path("f.onnx");
+  std::mt19937 rng(12345);
+  int linted = 0, refused = 0;
+  for (int i = 0; i < 400; ++i) {
+    std::string mutated = bytes;
+    const int flips = 1 + static_cast<int>(rng() % 3);
+    for (int f = 0; f < flips; ++f) {
+      const size_t bit = rng() % (mutated.size() * 8);
+      mutated[bit / 8] = static_cast<char>(mutated[bit / 8] ^ (1 << (bit % 8)));
+    }
+    write_file(path, mutated);
+    const ModelReport r = lint_file(path);
+    check_clean_outcome(r);
+    (r.ok ? linted : refused)++;
+  }
+  // Both outcomes occur: flips in weights still lint, flips in tags do not.
+  CHECK(linted > 0);
+  CHECK(refused > 0);
+}
+
+TEST_CASE("hostile: random bytes, bare and behind a plausible ModelProto header") {
+  TempDir dir;
+  const std::string path = dir.path("r.onnx");
+  std::mt19937 rng(777);
+  for (int i = 0; i < 300; ++i) {
+    std::string bytes;
+    if (i % 2 == 1) bytes = std::string("\x08\x08\x3a", 3);  // ir_version 8, graph field...
+    const size_t n = 1 + rng() % 512;
+    if (i % 2 == 1) bytes.push_back(static_cast<char>(n & 0x7f));
+    for (size_t k = 0; k < n; ++k) bytes.push_back(static_cast<char>(rng() & 0xff));
+    write_file(path, bytes);
+    const ModelReport r = lint_file(path);
+    check_clean_outcome(r);
+  }
+  // Pure noise cannot be a model: it has no graph.
+  write_file(path, std::string("\xff\xff\xff\xff", 4));
+  const ModelReport r = lint_file(path);
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.rfind("not an ONNX model: ", 0) == 0);
+}
+
+// ---------------------------------------------------------------------------
+// Hostile graphs
+// ---------------------------------------------------------------------------
+
+// Found by the bit-flip case above (one flipped tag dropped the node's output): a
+// ConvTranspose3d that breaks BPU1101 but has no output made plan_fixes read
+// node.outputs[0] of an empty vector (src/fixes.cpp:39, replacement_violations), and
+// build_rewrite reads in.node->output(0) (src/convtranspose3d_rewrite.cpp:236).
+TEST_CASE("hostile: a ConvTranspose3d without outputs is linted, and its fix is not applicable") {
+  TempDir dir;
+  onnx::ModelProto m = ct3d_model({});
+  m.mutable_graph()->mutable_node(0)->clear_output();
+  const ModelReport r = lint_file(save_model(dir, "noout.onnx", m));
+  INFO(r.error);
+  REQUIRE(r.ok);
+  CHECK(has(failed_rules(r), "BPU1101"));
+  for (const auto& plan : r.fix_plans) {
+    for (const auto& o : plan.options) CHECK_FALSE(o.applicable);
+  }
+  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("noout.fixed.onnx"));
+  CHECK_FALSE(run.written);
+  // And a ConvTranspose3d with only its X input (no weight) is not plannable either.
+  onnx::ModelProto m2 = ct3d_model({});
+  m2.mutable_graph()->mutable_node(0)->mutable_input()->RemoveLast();
+  const ModelReport r2 = lint_file(save_model(dir, "noweight.onnx", m2));
+  REQUIRE(r2.ok);
+  for (const auto& plan : r2.fix_plans) {
+    for (const auto& o : plan.options) CHECK_FALSE(o.applicable);
+  }
+}
+
+TEST_CASE("hostile: two nodes feeding each other (a cycle) lint in bounded time and are never fixed") {
+  TempDir dir;
+  // Cycle through a ConvTranspose3d that breaks BPU1101: Y = CT(R), R = Relu(Y).
+  onnx::ModelProto m = ct3d_model({});
+  auto* g = m.mutable_graph();
+  g->mutable_node(0)->set_input(0, "R");
+  auto* relu = g->add_node();
+  relu->set_op_type("Relu");
+  relu->set_name("relu");
+  relu->add_input("Y");
+  relu->add_output("R");
+  const std::string path = save_model(dir, "cycle.onnx", m);
+  const auto t0 = std::chrono::steady_clock::now();
+  const ModelReport r = lint_file(path);
+  INFO(r.error);
+  REQUIRE(r.ok);
+  CHECK(r.facts.nodes.size() == 2);
+  CHECK(has(failed_rules(r), "BPU1101"));
+  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("cycle.fixed.onnx"));
+  CHECK_FALSE(run.written);
+  CHECK_FALSE(std::filesystem::exists(dir.path("cycle.fixed.onnx")));
+  for (const auto& res : run.results) CHECK((res.applied || !res.reason.empty()));
+  CHECK(seconds_since(t0) < kBoundSeconds);
+}
+
+namespace {
+// `depth` If nodes, each inside the previous one's then_branch.
+onnx::ModelProto nested_ifs(int depth) {
+  onnx::GraphProto inner;
+  inner.set_name("leaf");
+  auto* o = inner.add_output();
+  o->set_name("o0");
+  o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* id = inner.add_node();
+  id->set_op_type("Identity");
+  id->add_input("X");
+  id->add_output("o0");
+  for (int i = 1; i <= depth; ++i) {
+    onnx::GraphProto outer;
+    outer.set_name("level" + std::to_string(i));
+    auto* out = outer.add_output();
+    out->set_name("o" + std::to_string(i));
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    auto* n = outer.add_node();
+    n->set_op_type("If");
+    n->set_name("if" + std::to_string(i));
+    n->add_input("C");
+    n->add_output("o" + std::to_string(i));
+    const std::string inner_out = "o" + std::to_string(i - 1);
+    auto* then_branch = n->add_attribute();
+    then_branch->set_name("then_branch");
+    then_branch->set_type(onnx::AttributeProto::GRAPH);
+    then_branch->mutable_g()->Swap(&inner);
+    auto* else_branch = n->add_attribute();
+    else_branch->set_name("else_branch");
+    else_branch->set_type(onnx::AttributeProto::GRAPH);
+    auto* e = else_branch->mutable_g();
+    e->set_name("else" + std::to_string(i));
+    auto* eo = e->add_output();
+    eo->set_name("e" + std::to_string(i));
+    eo->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    auto* en = e->add_node();
+    en->set_op_type("Identity");
+    en->add_input("X");
+    en->add_output("e" + std::to_string(i));
+    inner.Swap(&outer);
+  }
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(17);
+  auto* g = m.mutable_graph();
+  g->Swap(&inner);
+  g->set_name("main");
+  auto* c = g->add_input();
+  c->set_name("C");
+  c->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+  c->mutable_type()->mutable_tensor_type()->mutable_shape();
+  auto* x = g->add_input();
+  x->set_name("X");
+  set_shape(*x, {1, 4});
+  return m;
+}
+}  // namespace
+
+TEST_CASE("hostile: If subgraphs nested hundreds deep are refused with a clear error, not a stack overflow") {
+  TempDir dir;
+  const std::string deep = save_model(dir, "deep.onnx", nested_ifs(400));
+  const ModelReport r = lint_file(deep);
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("nesting deeper than 64 levels") != std::string::npos);
+  const CommandResult c = run_bpu_lint({deep});
+  CHECK(c.exit_code == 2);
+  CHECK(c.err.find("nesting deeper than 64 levels") != std::string::npos);
+  // The limit is not stricter than it says: 20 If levels (61 message levels) lint.
+  const std::string ok = save_model(dir, "ok.onnx", nested_ifs(20));
+  const ModelReport r20 = lint_file(ok);
+  INFO(r20.error);
+  CHECK(r20.ok);
+  CHECK(r20.facts.nodes.size() == 41);  // 20 Ifs, 20 else-branch Identities, the innermost Identity
+}
+
+TEST_CASE("hostile: a 1 MB node name lints, renders and is fixed in bounded time") {
+  TempDir dir;
+  Ct3d l;
+  l.name = std::string(1 << 20, 'n');
+  const std::string path = save_model(dir, "long.onnx", ct3d_model(l));
+  const auto t0 = std::chrono::steady_clock::now();
+  const ModelReport r = lint_file(path);
+  REQUIRE(r.ok);
+  CHECK(has(failed_rules(r), "BPU1101"));
+  CHECK(r.facts.nodes.at(0).display_name.size() == size_t{1} << 20);
+  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("long.fixed.onnx"));
+  INFO(run.error.substr(0, 300));
+  CHECK(run.written);
+  CHECK(run.applied() == 1);
+  const CommandResult c = run_bpu_lint({path, "--format", "json"});
+  CHECK(c.exit_code == 1);
+  std::string why;
+  CHECK(json_valid(c.out, &why));
+  CHECK(c.out.find(l.name) != std::string::npos);
+  CHECK(seconds_since(t0) < kBoundSeconds);
+}
+
+TEST_CASE("hostile: non-UTF-8 node and graph names give valid JSON and SARIF with U+FFFD") {
+  TempDir dir;
+  Ct3d l;
+  static const char kName[] = "bad\xff\xfe name \xc0\xaf \xed\xa0\x80 end\x80";
+  l.name = std::string(kName, sizeof kName - 1);
+  onnx::ModelProto m = ct3d_model(l);
+  m.mutable_graph()->set_name(std::string("g\xf8\x88", 3));
+  const std::string path = save_model(dir, "utf.onnx", m);
+  for (const std::string format : {"json", "sarif"}) {
+    INFO(format);
+    const CommandResult c = run_bpu_lint({path, "--format", format});
+    CHECK(c.exit_code == 1);
+    std::string why;
+    INFO(why);
+    CHECK(json_valid(c.out, &why));
+    CHECK(valid_utf8(c.out));
+    CHECK(c.out.find("\\ufffd") != std::string::npos);
+    CHECK(c.out.find("bad\\ufffd\\ufffd name") != std::string::npos);
+  }
+}
+
+// Found by review of src/render_text.cpp: names are printed as they are, so a model can
+// write invalid UTF-8 and terminal control sequences (ESC ...) to the user's terminal or
+// CI log. JSON, SARIF and GitHub output already sanitise (json_writer.h sanitize_utf8).
+TEST_CASE("hostile: text output neutralises control characters and invalid UTF-8 in names") {
+  TempDir dir;
+  Ct3d l;
+  static const char kName[] = "evil\x1b]0;pwned\x07\x1b[2J\xff\xfename";
+  l.name = std::string(kName, sizeof kName - 1);
+  const std::string path = save_model(dir, "esc.onnx", ct3d_model(l));
+  for (const std::string format : {"text", "concise"}) {
+    INFO(format);
+    const CommandResult t = run_bpu_lint({path, "--format", format, "--color", "never"});
+    CHECK(t.exit_code == 1);
+    CHECK(t.out.find("name") != std::string::npos);
+    CHECK(t.out.find('\x1b') == std::string::npos);
+    CHECK(t.out.find('\x07') == std::string::npos);
+    CHECK(valid_utf8(t.out));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Integer overflow: unknown, never wrong
+// ---------------------------------------------------------------------------
+
+TEST_CASE("hostile: a rule's prod() over dims whose product overflows int64 is cannot-verify") {
+  TempDir dir;
+  const RuleDatabase db = user_db(
+      "schema_version: 1\nextends: j6p\nrules:\n"
+      "  - id: HOST0001\n    name: small-tensor\n    summary: \"Small tensors.\"\n    ops: [Relu]\n"
+      "    require: \"prod(input[0].shape) <= 1000 and sum(input[0].shape) * 4 > 0\"\n"
+      "    severity: error\n    effect: compile_error\n    message: \"{prod(input[0].shape)} elements\"\n"
+      "    status: inferred\n    source: test\n");
+  const std::string path = save_model(dir, "big.onnx", model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1099511627776,1099511627776,1099511627776] X) => (float[] Y) { Y = Relu (X) }
+)"));
+  const ModelReport r = lint_model(path, *db.find("j6p"), {});
+  REQUIRE(r.ok);
+  bool seen = false;
+  for (const auto& d : r.diagnostics) {
+    if (d.rule->id != "HOST0001") continue;
+    seen = true;
+    CHECK(d.outcome == Outcome::Unknown);  // never Fail with a wrapped product, never a silent pass
+    CHECK(d.message.find("-") == std::string::npos);
+  }
+  CHECK(seen);
+}
+
+TEST_CASE("hostile: fix costs over huge dims are unknown, never wrapped") {
+  Ct3d l;
+  l.x = {1, 2, kHuge, kHuge, kHuge};
+  l.weights_with_data = false;
+  TempDir dir;
+  const ModelReport r = lint_file(save_model(dir, "huge.onnx", ct3d_model(l)));
+  REQUIRE(r.ok);
+  REQUIRE(r.fix_plans.size() == 1);
+  for (const auto& o : r.fix_plans[0].options) {
+    INFO(o.id << " " << o.why_not);
+    if (!o.applicable) continue;
+    CHECK(o.cost.intermediate_elements == -1);
+    CHECK(o.cost.intermediate_bytes == -1);
+    CHECK(o.cost.macs == -1);
+    CHECK(o.cost.moved_elements == -1);
+    // Small products stay exact: C_out*KD = 10, C_out*KD*KH*KW = 40.
+    CHECK(o.cost.intermediate_channels == (o.id == "convtranspose2d" ? 10 : 40));
+  }
+}
+
+// Found by review of src/convtranspose3d_rewrite.cpp out_size(): strides[1] * (in - 1)
+// is unchecked. 2^62 * 4 wraps to 0, so the H output size looked like 2 and the
+// convtranspose2d fix was planned as applicable with made-up costs. Under UBSan it
+// is a signed-overflow abort.
+TEST_CASE("hostile: a stride whose output-size formula overflows makes the fix not applicable") {
+  Ct3d l;
+  l.x = {1, 2, 2, 5, 3};
+  l.strides = {5, int64_t{1} << 62, 2};
+  l.weights_with_data = false;
+  TempDir dir;
+  const ModelReport r = lint_file(save_model(dir, "stride.onnx", ct3d_model(l)));
+  REQUIRE(r.ok);
+  REQUIRE(r.fix_plans.size() == 1);
+  for (const auto& o : r.fix_plans[0].options) {
+    INFO(o.id);
+    CHECK_FALSE(o.applicable);
+    CHECK_FALSE(o.why_not.empty());
+  }
+}
+
+// Found by review of src/fixes.cpp conv_transpose_params(): c_out = weight[1] * group is
+// unchecked. A weight declaring 2^62 output channels per group with group 4 wrapped c_out
+// to 0, and the fix was planned with 0 intermediate channels.
+TEST_CASE("hostile: weight dims times group that overflow int64 leave the layer unplannable") {
+  Ct3d l;
+  l.c_in = 4;
+  l.group = 4;
+  l.x = {1, 4, 2, 3, 3};
+  l.weight_dims = {4, int64_t{1} << 62, 5, 2, 2};
+  l.weights_with_data = false;
+  TempDir dir;
+  const ModelReport r = lint_file(save_model(dir, "group.onnx", ct3d_model(l)));
+  REQUIRE(r.ok);
+  for (const auto& plan : r.fix_plans) {
+    for (const auto& o : plan.options) {
+      INFO(o.id << " channels " << o.cost.intermediate_channels);
+      CHECK_FALSE(o.applicable);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Tensor data beyond the file, external data outside the model folder
+// ---------------------------------------------------------------------------
+
+TEST_CASE("hostile: raw_data declaring more bytes than the file holds is refused at load") {
+  TempDir dir;
+  std::string bytes = ct3d_model({}).SerializeAsString();
+  // The payload of W is the only 0x4a (field 9, length-delimited) tag followed by
+  // the 2-byte varint of its length (2*2*5*2*2*4 = 320 bytes = 0xc0 0x02).
+  const std::string tag("\x4a\xc0\x02", 3);
+  const size_t at = bytes.find(tag);
+  REQUIRE(at != std::string::npos);
+  bytes.replace(at, 3, std::string("\x4a\xff\xff\xff\xff\x0f", 6));  // 4 GiB - 1
+  const std::string path = dir.path("raw.onnx");
+  write_file(path, bytes);
+  const ModelReport r = lint_file(path);
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("truncated") != std::string::npos);
+  CHECK(r.error.find("declares 4294967295 bytes") != std::string::npos);
+}
+
+TEST_CASE("hostile: external data offset or length beyond the file: clean errors, fix refused") {
+  TempDir dir;
+  write_file(dir.path("w.bin"), std::string(64, '\0'));
+  struct Case {
+    const char* offset;
+    const char* length;
+    const char* expect;
+  };
+  for (const Case& c : {Case{"0", "320", "beyond end of file"}, Case{"100", "", "beyond end of file"},
+                        Case{"18446744073709551615", "1", "beyond end of file"},
+                        Case{"1", "18446744073709551615", "beyond end of file"},
+                        Case{"-1", "4", "bad offset"}, Case{"0", "99999999999999999999999", "bad length"}}) {
+    INFO(c.offset << " " << c.length);
+    onnx::ModelProto m = ct3d_model({});
+    make_external(m, "w.bin", c.offset, c.length);
+    const std::string path = save_model(dir, "ext.onnx", m);
+    const ModelReport r = lint_file(path);
+    REQUIRE(r.ok);  // linting never reads weights
+    std::string bytes, error;
+    CHECK_FALSE(read_tensor_bytes(*r.loaded, r.loaded->model->graph().initializer(0), bytes, error));
+    CHECK(error.find(c.expect) != std::string::npos);
+    const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("ext.fixed.onnx"));
+    CHECK_FALSE(run.written);
+    REQUIRE(run.results.size() == 1);
+    CHECK_FALSE(run.results[0].applied);
+    CHECK(run.results[0].reason.find(c.expect) != std::string::npos);
+  }
+  // The model file itself as the location, with an offset past its end.
+  onnx::ModelProto m = ct3d_model({});
+  make_external(m, "self.onnx", "1000000000", "320");
+  const ModelReport r = lint_file(save_model(dir, "self.onnx", m));
+  REQUIRE(r.ok);
+  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("self.fixed.onnx"));
+  CHECK_FALSE(run.written);
+  REQUIRE(run.results.size() == 1);
+  CHECK(run.results[0].reason.find("beyond end of file") != std::string::npos);
+}
+
+TEST_CASE("hostile: external data that is absolute or escapes the model folder is refused, never read") {
+  TempDir outside;  // a different folder: the file the model must not reach
+  const std::string secret = outside.path("secret.bin");
+  write_file(secret, std::string(320, '\x42'));
+  TempDir dir;
+  const std::string rel = "../" + std::filesystem::path(outside.dir()).filename().string() + "/secret.bin";
+  for (const std::string& location : {secret, rel, std::string("sub/../../x.bin"), std::string("./../x.bin")}) {
+    INFO(location);
+    onnx::ModelProto m = ct3d_model({});
+    make_external(m, location, "0", "320");
+    const ModelReport r = lint_file(save_model(dir, "m.onnx", m));
+    REQUIRE(r.ok);
+    std::string bytes, error;
+    CHECK_FALSE(read_tensor_bytes(*r.loaded, r.loaded->model->graph().initializer(0), bytes, error));
+    CHECK(bytes.empty());
+    const bool refused = error.find("refused") != std::string::npos ||
+                         error.find("escapes the model folder") != std::string::npos;
+    CHECK(refused);
+    const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("out.onnx"));
+    CHECK_FALSE(run.written);
+    REQUIRE(run.results.size() == 1);
+    CHECK(run.results[0].reason.find(error) != std::string::npos);
+  }
+  // Through the CLI: --fix must not apply (it would copy the bytes into the output).
+  onnx::ModelProto m = ct3d_model({});
+  make_external(m, rel, "0", "320");
+  const std::string path = save_model(dir, "cli.onnx", m);
+  const CommandResult c = run_bpu_lint({path, "--fix", "--fixed-model", dir.path("cli.fixed.onnx")});
+  INFO(c.out << c.err);
+  CHECK(c.exit_code == 1);
+  CHECK_FALSE(std::filesystem::exists(dir.path("cli.fixed.onnx")));
+  CHECK(c.out.find("escapes the model folder") != std::string::npos);
+}
+
+// Found by review of src/model_loader.cpp resolve_location(): the check is lexical, so a
+// symlink inside the model folder that points outside it is followed, and --fix copies the
+// target's bytes into the written model (ONNX >= 1.16 refuses such links for the same reason).
+TEST_CASE("hostile: an external-data symlink that leaves the model folder is refused") {
+  TempDir outside;
+  const std::string secret = outside.path("secret.bin");
+  write_file(secret, std::string(320, '\x42'));
+  TempDir dir;
+  std::filesystem::create_symlink(secret, dir.path("w.bin"));
+  onnx::ModelProto m = ct3d_model({});
+  make_external(m, "w.bin", "0", "320");
+  const ModelReport r = lint_file(save_model(dir, "m.onnx", m));
+  REQUIRE(r.ok);
+  std::string bytes, error;
+  CHECK_FALSE(read_tensor_bytes(*r.loaded, r.loaded->model->graph().initializer(0), bytes, error));
+  CHECK(bytes.find('\x42') == std::string::npos);
+  CHECK(error.find("escapes the model folder") != std::string::npos);
+}
+
+// ---------------------------------------------------------------------------
+// Hostile YAML
+// ---------------------------------------------------------------------------
+
+TEST_CASE("hostile: deeply nested YAML rule files fail cleanly and quickly") {
+  for (const std::string& text : {"schema_version: 1\nextends: j6p\nrules: " + std::string(100000, '[') +
+                                      std::string(100000, ']') + "\n",
+                                  "schema_version: 1\nextends: j6p\nrules:\n" + [] {
+                                    std::string s;
+                                    for (int i = 0; i < 5000; ++i) s += std::string(2 * i + 2, ' ') + "- a:\n";
+                                    return s;
+                                  }()}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    RuleDatabase db = database();
+    std::string error;
+    CHECK_FALSE(extend_rule_database(db, {{"deep.yaml", text}}, error));
+    CHECK(error.rfind("deep.yaml", 0) == 0);
+    RuleDatabase fresh;
+    CHECK_FALSE(load_rule_database({{"deep.yaml", text}}, fresh, error));
+    CHECK(seconds_since(t0) < kBoundSeconds);
+  }
+}
+
+namespace {
+// Ten levels of ten aliases each: 10^10 "lol"s if anything expanded them.
+std::string laugh_anchors(const std::string& prefix) {
+  std::string s = prefix + "0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int i = 1; i < 10; ++i) {
+    s += prefix + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) s += std::string(k ? ", " : "") + "*a" + std::to_string(i - 1);
+    s += "]\n";
+  }
+  return s;
+}
+}  // namespace
+
+TEST_CASE("hostile: billion-laughs YAML aliases are bounded: quick error, no expansion") {
+  const std::string head = "schema_version: 1\nextends: j6p\n";
+  // The aliases under an unknown key, under a scalar-only key, as an op list,
+  // and as the rules list (every rule an alias of a huge list).
+  const std::string laughs = head + laugh_anchors("x");
+  const std::string in_description = head + "description: &d [" + std::string("[lol, lol], ") + "x]\nops: [*d, *d]\n";
+  const std::string as_rules = "schema_version: 1\nextends: j6p\ndescription: " + std::string("&r ") +
+                               "[[a, b, c, d, e, f, g, h], [a, b, c]]\nrules: [*r, *r, *r, *r, *r, *r, *r, *r]\n";
+  const std::string shared_ops = head +
+                                 "ops:\n  - &c\n    class: cpu\n    ops: [Relu, Abs]\n    status: verified\n"
+                                 "    source: s\n  - *c\n  - *c\n";
+  for (const auto& text : {laughs, in_description, as_rules, shared_ops}) {
+    INFO(text.substr(0, 120));
+    const auto t0 = std::chrono::steady_clock::now();
+    RuleDatabase db = database();
+    std::string error;
+    const bool ok = extend_rule_database(db, {{"lol.yaml", text}}, error);
+    if (!ok) CHECK(error.rfind("lol.yaml:", 0) == 0);
+    RuleDatabase fresh;
+    std::string error2;
+    CHECK_FALSE(load_rule_database({{"lol.yaml", text}}, fresh, error2));  // no platform: key
+    CHECK(error2.rfind("lol.yaml:", 0) == 0);
+    CHECK(seconds_since(t0) < kBoundSeconds);
+  }
+  RuleDatabase db = database();
+  std::string error;
+  CHECK_FALSE(extend_rule_database(db, {{"lol.yaml", laughs}}, error));
+  CHECK(error.find("unknown key 'x0'") != std::string::npos);
+}
+
+TEST_CASE("hostile: a configuration file with billion-laughs aliases and deep nesting fails quickly") {
+  TempDir dir;
+  const std::string laughs = laugh_anchors("a") + "select: *a9\n";
+  for (const std::string& text : {laughs, "select: " + std::string(50000, '[') + std::string(50000, ']') + "\n",
+                                  std::string("select: *nope\n"), std::string("waivers: [{rule: *x}]\n")}) {
+    const std::string path = dir.path("bpu-lint.yaml");
+    write_file(path, text);
+    const auto t0 = std::chrono::steady_clock::now();
+    Config config;
+    std::string error;
+    CHECK_FALSE(load_config(path, config, error));
+    CHECK_FALSE(error.empty());
+    CHECK(error.find('\n') == std::string::npos);
+    CHECK(seconds_since(t0) < kBoundSeconds);
+  }
+}
