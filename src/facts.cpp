@@ -633,6 +633,15 @@ Value model_record(const onnx::ModelProto& model, const ModelFacts& facts,
   rec.set("io_dtypes", dtype_unknown ? Value::unknown("a model input/output has no element type")
                                      : Value::of_list(std::move(dtype_list)));
   rec.set("duplicate_io_names", Value::of_list(std::move(duplicate_list)));
+  // Inputs whose shape is not fully static, e.g. "voxels [?, 128, 2, 6, 6]".
+  std::vector<Value> dynamic;
+  for (const auto& t : inputs.items()) {
+    const Value* shape = t.field("shape");
+    bool is_static = shape->kind() == Value::Kind::List;
+    for (const auto& d : is_static ? shape->items() : std::vector<Value>{}) is_static = is_static && !d.is_unknown();
+    if (!is_static) dynamic.push_back(Value::of_string(t.field("name")->as_string() + " " + shape->to_string()));
+  }
+  rec.set("dynamic_inputs", Value::of_list(std::move(dynamic)));
   rec.set("input", std::move(inputs));
   rec.set("output", std::move(outputs));
   return rec;

@@ -86,20 +86,25 @@ namespace {
 
 const std::set<std::string>& model_facts() {
   static const std::set<std::string> names = {"ir_version", "opset", "input", "output", "io_dtypes",
-                                                     "duplicate_io_names"};
+                                                     "duplicate_io_names", "dynamic_inputs"};
   return names;
 }
 
 // Attribute names any version of `op` declares: what a rule may read besides
 // the reserved facts. Catches typos such as `kernal_shape` at load time.
 std::set<std::string> attribute_names(const std::string& op, const std::string& domain) {
-  std::set<std::string> names;
-  for (const auto& schema : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
-    if (schema.Name() == op && schema.domain() == domain) {
+  // One pass over every schema version, once per process: rule files name
+  // hundreds of ops, and the registry walk is the expensive part of loading.
+  static const std::map<std::pair<std::string, std::string>, std::set<std::string>> by_op = [] {
+    std::map<std::pair<std::string, std::string>, std::set<std::string>> m;
+    for (const auto& schema : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+      auto& names = m[{schema.Name(), schema.domain()}];
       for (const auto& a : schema.attributes()) names.insert(a.first);
     }
-  }
-  return names;
+    return m;
+  }();
+  auto it = by_op.find({op, domain});
+  return it == by_op.end() ? std::set<std::string>{} : it->second;
 }
 
 bool op_exists(const std::string& op, const std::string& domain) {

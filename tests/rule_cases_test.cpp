@@ -10,6 +10,8 @@
 #include <random>
 #include <set>
 
+#include <onnx/defs/schema.h>
+
 #include "bpulint/evaluate.h"
 #include "test_util.h"
 
@@ -106,4 +108,34 @@ TEST_CASE("rule order does not change the output") {
       }
     }
   }
+}
+
+TEST_CASE("every default-domain ONNX op is classified on every platform") {
+  std::set<std::string> ops;
+  for (const auto& schema : onnx::OpSchemaRegistry::get_all_schemas()) {
+    if (schema.domain().empty() && !schema.Deprecated()) ops.insert(schema.Name());
+  }
+  REQUIRE(ops.size() > 150);
+  for (const auto& p : database().platforms) {
+    for (const auto& op : ops) {
+      INFO(p.name << ": " << op << " is in no op class (bpu, folded, cpu, lowered or unknown)");
+      CHECK(p.ops.count(op) == 1);
+    }
+  }
+}
+
+TEST_CASE("cross-platform verdicts differ where the sources do") {
+  const std::string convt = "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+                            "g (float[1,4,6,6] X, float[4,4,3,3] W) => (float[] Y) {\n"
+                            "  Y = ConvTranspose <strides = [3, 3]> (X, W)\n}\n";
+  const std::string conv9 = "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+                            "g (float[1,4,16,16] X, float[4,4,9,9] W) => (float[] Y) {\n"
+                            "  Y = Conv (X, W)\n}\n";
+  auto errors = [](const std::string& text, const std::string& platform_name) {
+    return lint_text(text, platform_name).summary.errors;
+  };
+  CHECK(errors(convt, "bernoulli2") > 0);  // X3: ConvTranspose stride in {2, 4}
+  CHECK(errors(convt, "bayes") == 0);      // Bayes: stride in [1, 14]
+  CHECK(errors(conv9, "bernoulli2") > 0);  // X3: Conv kernel in [1, 7]
+  CHECK(errors(conv9, "bayes") == 0);      // Bayes: Conv kernel in [1, 31]
 }
