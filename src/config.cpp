@@ -25,6 +25,19 @@ bool read_text(const std::string& path, std::string& text, std::string& error) {
   return true;
 }
 
+// Reads and parses a YAML file; syntax errors come back as file:line:col.
+bool load_yaml_file(const std::string& path, YAML::Node& root, std::string& error) {
+  std::string text;
+  if (!read_text(path, text, error)) return false;
+  try {
+    root = YAML::Load(text);
+    return true;
+  } catch (const YAML::Exception& e) {
+    error = SourceLocation{path, e.mark.line + 1, e.mark.column + 1}.str() + ": YAML syntax error: " + e.msg;
+    return false;
+  }
+}
+
 bool matches_prefix(const std::string& id, const std::vector<std::string>& prefixes) {
   for (const auto& p : prefixes) {
     if (id.compare(0, p.size(), p) == 0) return true;
@@ -73,15 +86,9 @@ std::string find_config(const std::string& model_path) {
 bool load_config(const std::string& path, Config& config, std::string& error) {
   config = Config{};
   config.path = path;
-  std::string text;
-  if (!read_text(path, text, error)) return false;
+  YAML::Node root;
+  if (!load_yaml_file(path, root, error)) return false;
   try {
-    YAML::Node root;
-    try {
-      root = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-      throw LoadError{{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg};
-    }
     FileReader reader(path);
     if (root.IsNull()) return true;  // an empty file is a valid, empty configuration
     reader.check_keys(root, {"platform", "select", "ignore", "severity", "rules", "waivers"}, {}, "configuration");
@@ -133,15 +140,9 @@ std::string baseline_model_key(const std::string& model_path, const std::string&
 bool load_baseline(const std::string& path, Baseline& baseline, std::string& error) {
   baseline = Baseline{};
   baseline.path = path;
-  std::string text;
-  if (!read_text(path, text, error)) return false;
+  YAML::Node root;
+  if (!load_yaml_file(path, root, error)) return false;
   try {
-    YAML::Node root;
-    try {
-      root = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-      throw LoadError{{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg};
-    }
     FileReader reader(path);
     reader.check_keys(root, {"schema_version", "findings"}, {"schema_version", "findings"}, "baseline");
     const YAML::Node findings = root["findings"];

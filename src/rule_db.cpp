@@ -270,6 +270,20 @@ void merge_content(const FileReader& reader, const YAML::Node& root, Platform& p
   }
 }
 
+// Inside a catch block of a loader: the one-line error, and false.
+bool describe_load_failure(std::string& error) {
+  try {
+    throw;
+  } catch (const LoadError& e) {
+    error = e.where.str() + ": " + e.message;
+  } catch (const YAML::Exception& e) {
+    error = "rule file: " + std::string(e.what());
+  } catch (const std::exception& e) {
+    error = "rule file: " + std::string(e.what());
+  }
+  return false;
+}
+
 std::string base_name(const std::string& path) {
   auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -321,12 +335,8 @@ bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, st
     std::sort(db.platforms.begin(), db.platforms.end(),
               [](const Platform& a, const Platform& b) { return a.name < b.name; });
     return true;
-  } catch (const LoadError& e) {
-    error = e.where.str() + ": " + e.message;
-    return false;
-  } catch (const YAML::Exception& e) {
-    error = "rule file: " + std::string(e.what());
-    return false;
+  } catch (...) {
+    return describe_load_failure(error);
   }
 }
 
@@ -400,12 +410,8 @@ bool extend_rule_database(RuleDatabase& db, const std::vector<RuleFile>& files, 
       }
     }
     return true;
-  } catch (const LoadError& e) {
-    error = e.where.str() + ": " + e.message;
-    return false;
-  } catch (const YAML::Exception& e) {
-    error = "rule file: " + std::string(e.what());
-    return false;
+  } catch (...) {
+    return describe_load_failure(error);
   }
 }
 

@@ -11,13 +11,7 @@ using namespace bpulint::test;
 
 namespace {
 
-const std::string kExample = std::string(BPULINT_SOURCE_DIR) + "/examples/case_study.onnx";
-
-int count(const std::string& haystack, const std::string& needle) {
-  int n = 0;
-  for (size_t p = haystack.find(needle); p != std::string::npos; p = haystack.find(needle, p + 1)) ++n;
-  return n;
-}
+const std::string kExample = example_model();
 
 size_t lines(const std::string& s) { return static_cast<size_t>(count(s, "\n")); }
 

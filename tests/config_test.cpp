@@ -10,13 +10,7 @@ using namespace bpulint::test;
 
 namespace {
 
-const std::string kExample = std::string(BPULINT_SOURCE_DIR) + "/examples/case_study.onnx";
-
-int count(const std::string& haystack, const std::string& needle) {
-  int n = 0;
-  for (size_t p = haystack.find(needle); p != std::string::npos; p = haystack.find(needle, p + 1)) ++n;
-  return n;
-}
+const std::string kExample = example_model();
 
 // A project folder with the example model in models/ and a config at the root.
 struct Project {

@@ -96,6 +96,14 @@ std::vector<std::string> unknown_rules(const ModelReport& report) {
   return ids;
 }
 
+int count(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (size_t p = haystack.find(needle); p != std::string::npos; p = haystack.find(needle, p + 1)) ++n;
+  return n;
+}
+
+std::string example_model() { return std::string(BPULINT_SOURCE_DIR) + "/examples/case_study.onnx"; }
+
 namespace {
 std::string shell_quote(const std::string& s) {
   std::string out = "'";

@@ -45,6 +45,12 @@ ModelReport lint_text(const std::string& text, const std::string& platform_name 
 std::vector<std::string> failed_rules(const ModelReport& report);
 std::vector<std::string> unknown_rules(const ModelReport& report);
 
+// Occurrences of `needle` in `haystack` (overlapping ones too).
+int count(const std::string& haystack, const std::string& needle);
+
+// The bundled case-study model.
+std::string example_model();
+
 struct CommandResult {
   int exit_code = -1;
   std::string out;
