@@ -110,8 +110,10 @@ void check(const Rule& rule, const Value& record, long node, std::vector<Diagnos
   out.push_back(diagnostic(&rule, rule.severity, Outcome::Fail, render(*rule.message, record), node, trace, rule.fixes));
 }
 
+// custom_ops: how many nodes of each custom-domain op type the model has;
+// the first node of a type reports them all, the others stay quiet.
 void check_node(const NodeFacts& n, long index, const Platform& platform, const RuleIndex& index_of,
-                std::vector<Diagnostic>& out) {
+                std::map<std::string, size_t>& custom_ops, std::vector<Diagnostic>& out) {
   const size_t first = out.size();
   std::string op_class = "unknown";
   if (n.domain.empty()) {
@@ -135,10 +137,12 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
                                    (cls->note.empty() ? "" : " (" + cls->note + ")"),
                                index));
     }
-  } else {
+  } else if (auto c = custom_ops.find(n.domain + "::" + n.op_type); c != custom_ops.end() && c->second > 0) {
     out.push_back(diagnostic(&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
-                             "cannot verify " + n.domain + "::" + n.op_type + ": custom-domain ops are not in the database",
+                             "cannot verify " + c->first + " (" + std::to_string(c->second) + " node" +
+                                 (c->second == 1 ? "" : "s") + " in the model): custom-domain ops are not in the database",
                              index));
+    c->second = 0;  // reported: the other nodes of this type stay quiet
   }
   auto it = index_of.by_op.find(n.op_type);
   const bool has_op_rules = it != index_of.by_op.end();
@@ -175,8 +179,12 @@ std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platfo
     std::sort(out.begin() + static_cast<long>(first), out.end(),
               [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
   }
+  std::map<std::string, size_t> custom_ops;
+  for (const auto& n : facts.nodes) {
+    if (!n.domain.empty()) ++custom_ops[n.domain + "::" + n.op_type];
+  }
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
-    check_node(facts.nodes[i], static_cast<long>(i), platform, index, out);
+    check_node(facts.nodes[i], static_cast<long>(i), platform, index, custom_ops, out);
   }
   return out;
 }

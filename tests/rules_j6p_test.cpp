@@ -214,10 +214,13 @@ TEST_CASE("ops outside the database are unknown, custom domains too") {
   const ModelReport r = lint_text(head() + "g (float[2] X) => (float[2] Y) {\n  Y = Neg (X)\n}\n");
   CHECK(unverified(r, "BPU0001"));
   CHECK(r.summary.unknown == 1);
+  // Custom domains: once per op type, however many nodes use it.
   const ModelReport c = lint_text("<ir_version: 8, opset_import: [\"\" : 17, \"com.acme\" : 1]>\n"
-                                  "g (float[2] X) => (float[2] Y) {\n  Y = com.acme.Magic (X)\n}\n");
-  CHECK(unverified(c, "BPU0001"));
-  CHECK(c.diagnostics.back().message.find("com.acme::Magic") != std::string::npos);
+                                  "g (float[2] X) => (float[2] Z) {\n  Y = com.acme.Magic (X)\n"
+                                  "  Z = com.acme.Magic (Y)\n}\n");
+  CHECK(unknown_rules(c) == std::vector<std::string>{"BPU0001"});
+  CHECK(c.diagnostics.back().message.find("com.acme::Magic (2 nodes in the model)") != std::string::npos);
+  CHECK(c.summary.unknown == 2);
 }
 
 TEST_CASE("CPU islands: connected CPU nodes are one round trip") {
