@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -192,6 +193,7 @@ std::string baseline_text(const std::vector<const ModelReport*>& reports, const 
 
 void apply_config(ModelReport& r, const Platform& platform, Config& config, Baseline* baseline) {
   if (!r.ok) return;
+  const size_t before = r.diagnostics.size();
   std::vector<Diagnostic> kept;
   for (auto& d : r.diagnostics) {
     if (!config.select.empty() && !matches_prefix(d.rule->id, config.select)) continue;
@@ -228,11 +230,19 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, Base
     }
   }
   r.summary = summarize(r.facts, r.placement, r.diagnostics);
-  std::vector<Diagnostic> shown;
-  for (const auto& d : r.diagnostics) {
-    if (d.shown()) shown.push_back(d);
+  // Plans follow the findings that remain; recompute only when some changed.
+  const bool changed = r.diagnostics.size() != before ||
+                       std::any_of(r.diagnostics.begin(), r.diagnostics.end(), [](const Diagnostic& d) {
+                         return !d.shown();
+                       }) ||
+                       !config.severity.empty();
+  if (changed) {
+    std::vector<Diagnostic> shown;
+    for (const auto& d : r.diagnostics) {
+      if (d.shown()) shown.push_back(d);
+    }
+    r.fix_plans = plan_fixes(r.facts, shown, platform);
   }
-  r.fix_plans = plan_fixes(r.facts, shown, platform);
 }
 
 }  // namespace bpulint

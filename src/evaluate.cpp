@@ -1,6 +1,8 @@
 #include "bpulint/evaluate.h"
 
 #include <algorithm>
+#include <functional>
+#include <thread>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -83,37 +85,39 @@ std::string first_unknown_reason(const Value& v, const Trace& trace) {
 }
 
 // Checks one rule against one fact record; appends a diagnostic unless it passes.
+bool is_true(const Value& v) { return v.kind() == Value::Kind::Bool && v.as_bool(); }
+bool is_false(const Value& v) { return v.kind() == Value::Kind::Bool && !v.as_bool(); }
+
+// Checks one rule against one fact record; appends a diagnostic unless it passes.
+// Most checks pass, so the first evaluation records no trace; only a finding
+// is evaluated again to collect the facts it reports.
 void check(const Rule& rule, const Value& record, long node, std::vector<Diagnostic>& out) {
+  const bool applies_fast = !rule.when || !is_false(eval(*rule.when, record));
+  if (!applies_fast || is_true(eval(*rule.require, record))) return;
+
   Trace trace;
-  if (rule.when) {
-    const Value applies = eval(*rule.when, record, &trace);
-    if (applies.kind() == Value::Kind::Bool && !applies.as_bool()) return;
-    const Value ok = eval(*rule.require, record, &trace);
-    if (ok.kind() == Value::Kind::Bool && ok.as_bool()) return;
-    if (applies.is_unknown() || ok.is_unknown()) {
-      const Value& why = applies.is_unknown() ? applies : ok;
-      out.push_back(diagnostic(&rule, Severity::Note, Outcome::Unknown,
-                               "cannot verify " + rule.id + " (" + rule.summary + "): " + first_unknown_reason(why, trace),
-                               node, trace));
-      return;
-    }
-  } else {
-    const Value ok = eval(*rule.require, record, &trace);
-    if (ok.kind() == Value::Kind::Bool && ok.as_bool()) return;
-    if (ok.is_unknown()) {
-      out.push_back(diagnostic(&rule, Severity::Note, Outcome::Unknown,
-                     "cannot verify " + rule.id + " (" + rule.summary + "): " + first_unknown_reason(ok, trace), node,
-                     trace));
-      return;
-    }
+  const Value applies = rule.when ? eval(*rule.when, record, &trace) : Value::of_bool(true);
+  const Value ok = eval(*rule.require, record, &trace);
+  if (applies.is_unknown() || ok.is_unknown()) {
+    const Value& why = applies.is_unknown() ? applies : ok;
+    out.push_back(diagnostic(&rule, Severity::Note, Outcome::Unknown,
+                             "cannot verify " + rule.id + " (" + rule.summary + "): " + first_unknown_reason(why, trace),
+                             node, trace));
+    return;
   }
   out.push_back(diagnostic(&rule, rule.severity, Outcome::Fail, render(*rule.message, record), node, trace, rule.fixes));
 }
 
-// custom_ops: how many nodes of each custom-domain op type the model has;
-// the first node of a type reports them all, the others stay quiet.
+// Custom-domain op types: where each first appears and how many nodes use it.
+// The first node of a type reports them all, the others stay quiet.
+struct CustomOp {
+  long first = -1;
+  size_t count = 0;
+};
+using CustomOps = std::map<std::string, CustomOp>;
+
 void check_node(const NodeFacts& n, long index, const Platform& platform, const RuleIndex& index_of,
-                std::map<std::string, size_t>& custom_ops, std::vector<Diagnostic>& out) {
+                const CustomOps& custom_ops, std::vector<Diagnostic>& out) {
   const size_t first = out.size();
   std::string op_class = "unknown";
   if (n.domain.empty()) {
@@ -137,12 +141,12 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
                                    (cls->note.empty() ? "" : " (" + cls->note + ")"),
                                index));
     }
-  } else if (auto c = custom_ops.find(n.domain + "::" + n.op_type); c != custom_ops.end() && c->second > 0) {
+  } else if (auto c = custom_ops.find(n.domain + "::" + n.op_type); c != custom_ops.end() && c->second.first == index) {
     out.push_back(diagnostic(&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
-                             "cannot verify " + c->first + " (" + std::to_string(c->second) + " node" +
-                                 (c->second == 1 ? "" : "s") + " in the model): custom-domain ops are not in the database",
+                             "cannot verify " + c->first + " (" + std::to_string(c->second.count) + " node" +
+                                 (c->second.count == 1 ? "" : "s") +
+                                 " in the model): custom-domain ops are not in the database",
                              index));
-    c->second = 0;  // reported: the other nodes of this type stay quiet
   }
   auto it = index_of.by_op.find(n.op_type);
   const bool has_op_rules = it != index_of.by_op.end();
@@ -179,13 +183,27 @@ std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platfo
     std::sort(out.begin() + static_cast<long>(first), out.end(),
               [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
   }
-  std::map<std::string, size_t> custom_ops;
-  for (const auto& n : facts.nodes) {
-    if (!n.domain.empty()) ++custom_ops[n.domain + "::" + n.op_type];
-  }
+  CustomOps custom_ops;
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
-    check_node(facts.nodes[i], static_cast<long>(i), platform, index, custom_ops, out);
+    const auto& n = facts.nodes[i];
+    if (n.domain.empty()) continue;
+    auto& c = custom_ops[n.domain + "::" + n.op_type];
+    if (c.count++ == 0) c.first = static_cast<long>(i);
   }
+  // Checks are independent and read-only, so big graphs are split in two
+  // halves evaluated side by side; concatenating keeps the node order.
+  constexpr size_t kParallelFrom = 20000;
+  const size_t n = facts.nodes.size();
+  const size_t half = n >= kParallelFrom && std::thread::hardware_concurrency() > 1 ? n / 2 : n;
+  std::vector<Diagnostic> second;
+  auto run = [&](size_t from, size_t to, std::vector<Diagnostic>& into) {
+    for (size_t i = from; i < to; ++i) check_node(facts.nodes[i], static_cast<long>(i), platform, index, custom_ops, into);
+  };
+  std::thread worker;
+  if (half < n) worker = std::thread(run, half, n, std::ref(second));
+  run(0, half, out);
+  if (worker.joinable()) worker.join();
+  out.insert(out.end(), std::make_move_iterator(second.begin()), std::make_move_iterator(second.end()));
   return out;
 }
 

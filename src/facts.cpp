@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -389,7 +390,9 @@ Value shape_value(const onnx::TypeProto* type, Value* rank) {
 Value constant_value(const TensorFacts& t) {
   constexpr int kMaxElements = 64;
   const onnx::TensorProto* d = t.data;
-  if (d == nullptr) return Value::unknown("'" + std::string(t.name) + "' is not a small inline constant");
+  // Short reasons: this runs for every input of every checked node, and a
+  // reason that fits the small-string buffer costs no allocation.
+  if (d == nullptr) return Value::unknown("not a constant");
   std::vector<Value> items;
   if (d->data_type() == onnx::TensorProto::INT64) {
     if (!d->raw_data().empty()) {
@@ -407,7 +410,7 @@ Value constant_value(const TensorFacts& t) {
     if (d->int32_data_size() > kMaxElements) return Value::unknown("constant too large");
     for (int32_t v : d->int32_data()) items.push_back(Value::of_int(v));
   } else {
-    return Value::unknown("'" + std::string(t.name) + "' is not an integer constant");
+    return Value::unknown("not int const");
   }
   return Value::of_list(std::move(items));
 }
@@ -675,6 +678,18 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   }
 
   const auto& graph = model.graph();
+  // NodeFacts are large; growing the vector 100k times would copy them over and over.
+  std::function<size_t(const onnx::GraphProto&, int)> count_nodes = [&](const onnx::GraphProto& g, int depth) {
+    size_t n = static_cast<size_t>(g.node_size());
+    for (const auto& node : g.node()) {
+      for (const auto& a : node.attribute()) {
+        if (depth < kMaxGraphDepth && a.has_g()) n += count_nodes(a.g(), depth + 1);
+        for (const auto& sub : a.graphs()) n += depth < kMaxGraphDepth ? count_nodes(sub, depth + 1) : 0;
+      }
+    }
+    return n;
+  };
+  out.nodes.reserve(count_nodes(graph, 0));
   Walker walker(model, out);
   walker.walk(graph, graph.name().empty() ? "main_graph" : graph.name(), nullptr, 0, pinned);
   if (walker.failed_inferences() > 0) {

@@ -155,8 +155,22 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
   return true;
 }
 
+// Identical layers (a decoder repeats its blocks) get the same verdict on
+// their replacement: key on everything the mini model is built from.
+std::string violation_key(const std::string& fix, const NodeFacts& n, const ConvTransposeParams& p) {
+  std::string key = fix + "|" + std::to_string(n.opset) + "|" + std::to_string(p.c_in) + "," +
+                    std::to_string(p.c_out) + "," + std::to_string(p.group) + "," + (p.has_bias ? "b" : "-");
+  for (const auto* v : {&p.kernel, &p.strides, &p.pads, &p.dilations, &p.output_padding, &p.input_shape}) {
+    key += "|";
+    for (int64_t x : *v) key += std::to_string(x) + ",";
+  }
+  if (n.inputs[0].type != nullptr) key += "|" + n.inputs[0].type->SerializeAsString();
+  return key;
+}
+
 std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<Diagnostic>& diagnostics,
                                     const Platform& platform) {
+  std::map<std::string, std::vector<std::string>> violations_cache;
   // Fix ids per node, in the order their rules list them.
   std::map<long, std::vector<std::string>> wanted;
   for (const auto& d : diagnostics) {
@@ -185,7 +199,12 @@ std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<D
       } else if (fix_applies(id, plan.params, o.why_not)) {
         o.applicable = true;
         o.cost = predict_cost(id, plan.params);
-        o.new_violations = replacement_violations(id, n, plan.params, platform);
+        const std::string key = violation_key(id, n, plan.params);
+        auto cached = violations_cache.find(key);
+        if (cached == violations_cache.end()) {
+          cached = violations_cache.emplace(key, replacement_violations(id, n, plan.params, platform)).first;
+        }
+        o.new_violations = cached->second;
       }
       plan.options.push_back(std::move(o));
     }
