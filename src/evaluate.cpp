@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <exception>
 #include <thread>
 #include <map>
 #include <set>
@@ -117,7 +118,7 @@ struct CustomOp {
 using CustomOps = std::map<std::string, CustomOp>;
 
 void check_node(const NodeFacts& n, long index, const Platform& platform, const RuleIndex& index_of,
-                const CustomOps& custom_ops, std::vector<Diagnostic>& out) {
+                std::vector<Diagnostic>& out) {
   const size_t first = out.size();
   std::string op_class = "unknown";
   if (n.domain.empty()) {
@@ -141,13 +142,7 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
                                    (cls->note.empty() ? "" : " (" + cls->note + ")"),
                                index));
     }
-  } else if (auto c = custom_ops.find(n.domain + "::" + n.op_type); c != custom_ops.end() && c->second.first == index) {
-    out.push_back(diagnostic(&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
-                             "cannot verify " + c->first + " (" + std::to_string(c->second.count) + " node" +
-                                 (c->second.count == 1 ? "" : "s") +
-                                 " in the model): custom-domain ops are not in the database",
-                             index));
-  }
+  }  // custom-domain ops: once per op type, added by add_custom_op_notes
   auto it = index_of.by_op.find(n.op_type);
   const bool has_op_rules = it != index_of.by_op.end();
   if (has_op_rules || !index_of.any_op.empty()) {
@@ -164,25 +159,27 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
             [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
 }
 
-}  // namespace
-
-std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform) {
-  const RuleIndex index(platform);
+// Model-level findings: notes, functions not analysed, model-scope rules.
+std::vector<Diagnostic> evaluate_model_level(const ModelFacts& facts, const RuleIndex& index) {
   std::vector<Diagnostic> out;
   for (const auto& note : facts.notes) {
     out.push_back(diagnostic(&builtin_rule(builtin::kModelNote), Severity::Note, Outcome::Unknown, note, -1));
   }
   for (const auto& fn : facts.unanalysed_functions) {
     out.push_back(diagnostic(&builtin_rule(builtin::kModelNote), Severity::Note, Outcome::Unknown,
-                   "model-local function " + fn + " is not analysed; its call sites are reported as unknown ops", -1,
-                   {}, {}));
+                             "model-local function " + fn + " is not analysed; its call sites are reported as unknown ops",
+                             -1));
   }
-  {
-    const size_t first = out.size();
-    for (const Rule* r : index.model) check(*r, facts.model, -1, out);
-    std::sort(out.begin() + static_cast<long>(first), out.end(),
-              [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
-  }
+  const size_t first = out.size();
+  for (const Rule* r : index.model) check(*r, facts.model, -1, out);
+  std::sort(out.begin() + static_cast<long>(first), out.end(),
+            [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
+  return out;
+}
+
+// One note per custom-domain op type, on its first node, ahead of that node's
+// other findings (BPU0001 sorts first).
+void add_custom_op_notes(const ModelFacts& facts, std::vector<Diagnostic>& node_diagnostics) {
   CustomOps custom_ops;
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     const auto& n = facts.nodes[i];
@@ -190,6 +187,25 @@ std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platfo
     auto& c = custom_ops[n.domain + "::" + n.op_type];
     if (c.count++ == 0) c.first = static_cast<long>(i);
   }
+  std::vector<Diagnostic> notes;
+  for (const auto& [op, c] : custom_ops) {
+    notes.push_back(diagnostic(&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
+                               "cannot verify " + op + " (" + std::to_string(c.count) + " node" +
+                                   (c.count == 1 ? "" : "s") + " in the model): custom-domain ops are not in the database",
+                               c.first));
+  }
+  for (auto& note : notes) {
+    auto at = std::lower_bound(node_diagnostics.begin(), node_diagnostics.end(), note.node,
+                               [](const Diagnostic& d, long node) { return d.node < node; });
+    node_diagnostics.insert(at, std::move(note));
+  }
+}
+
+}  // namespace
+
+std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform) {
+  const RuleIndex index(platform);
+  std::vector<Diagnostic> nodes;
   // Checks are independent and read-only, so big graphs are split in two
   // halves evaluated side by side; concatenating keeps the node order.
   constexpr size_t kParallelFrom = 20000;
@@ -197,13 +213,57 @@ std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platfo
   const size_t half = n >= kParallelFrom && std::thread::hardware_concurrency() > 1 ? n / 2 : n;
   std::vector<Diagnostic> second;
   auto run = [&](size_t from, size_t to, std::vector<Diagnostic>& into) {
-    for (size_t i = from; i < to; ++i) check_node(facts.nodes[i], static_cast<long>(i), platform, index, custom_ops, into);
+    for (size_t i = from; i < to; ++i) check_node(facts.nodes[i], static_cast<long>(i), platform, index, into);
   };
   std::thread worker;
   if (half < n) worker = std::thread(run, half, n, std::ref(second));
-  run(0, half, out);
+  run(0, half, nodes);
   if (worker.joinable()) worker.join();
-  out.insert(out.end(), std::make_move_iterator(second.begin()), std::make_move_iterator(second.end()));
+  nodes.insert(nodes.end(), std::make_move_iterator(second.begin()), std::make_move_iterator(second.end()));
+  add_custom_op_notes(facts, nodes);
+  std::vector<Diagnostic> out = evaluate_model_level(facts, index);
+  out.insert(out.end(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
+  return out;
+}
+
+std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const Platform& platform,
+                                                  FactProgress& progress, const std::function<bool()>& extract) {
+  const RuleIndex index(platform);
+  std::vector<Diagnostic> nodes;
+  // Node i is checked as soon as the walk has published it; the walk runs on
+  // this thread, the checks on another.
+  std::exception_ptr checker_failure;
+  std::thread checker([&] {
+    try {
+      for (size_t i = 0;; ++i) {
+        while (progress.published.load(std::memory_order_acquire) <= i) {
+          if (progress.finished.load(std::memory_order_acquire) &&
+              progress.published.load(std::memory_order_acquire) <= i) {
+            return;
+          }
+          std::this_thread::yield();
+        }
+        check_node(facts.nodes[i], static_cast<long>(i), platform, index, nodes);
+      }
+    } catch (...) {
+      checker_failure = std::current_exception();
+    }
+  });
+  bool ok = false;
+  std::exception_ptr extract_failure;
+  try {
+    ok = extract();
+  } catch (...) {
+    extract_failure = std::current_exception();
+    progress.finished.store(true, std::memory_order_release);
+  }
+  checker.join();  // always: a joinable thread must not be destroyed
+  if (extract_failure) std::rethrow_exception(extract_failure);
+  if (checker_failure) std::rethrow_exception(checker_failure);
+  if (!ok) return {};
+  add_custom_op_notes(facts, nodes);
+  std::vector<Diagnostic> out = evaluate_model_level(facts, index);
+  out.insert(out.end(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
   return out;
 }
 

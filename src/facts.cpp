@@ -155,7 +155,8 @@ class NodeContext final : public onnx::InferenceContext {
 
 class Walker {
  public:
-  Walker(const onnx::ModelProto& model, ModelFacts& out) : out_(out) {
+  Walker(const onnx::ModelProto& model, ModelFacts& out, FactProgress* progress)
+      : out_(out), progress_(progress) {
     for (const auto& imp : model.opset_import()) {
       opsets_[is_default_domain(imp.domain()) ? "" : imp.domain()] = imp.version();
     }
@@ -195,6 +196,7 @@ class Walker {
       for (const auto& n : node.input()) input_facts_.push_back(n.empty() ? nullptr : chain.find(n));
       add_node(node, path, graph_id, static_cast<size_t>(i));
       infer(node, scope, declared);
+      if (progress_ != nullptr) progress_->published.store(out_.nodes.size(), std::memory_order_release);
       const std::string node_path = path + "/" + out_.nodes.back().display_name;
       for (const auto& attr : node.attribute()) {
         if (attr.type() == onnx::AttributeProto::GRAPH) {
@@ -349,6 +351,7 @@ class Walker {
   }
 
   ModelFacts& out_;
+  FactProgress* progress_;
   std::map<std::string, int64_t> opsets_;
   size_t graphs_ = 0;
   const onnx::TypeProto* shared_output_type_ = nullptr;  // set by infer() for type-keeping ops
@@ -658,7 +661,15 @@ int64_t max_known_opset() {
   return it == map.end() ? 0 : it->second.second;
 }
 
-bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelFacts& out, std::string& error) {
+bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelFacts& out, std::string& error,
+                   FactProgress* progress) {
+  // Whatever happens, a waiting evaluator learns the walk is over.
+  struct Finish {
+    FactProgress* p;
+    ~Finish() {
+      if (p != nullptr) p->finished.store(true, std::memory_order_release);
+    }
+  } finish{progress};
   out.nodes.clear();
   out.notes.clear();
   out.unanalysed_functions.clear();
@@ -690,7 +701,7 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
     return n;
   };
   out.nodes.reserve(count_nodes(graph, 0));
-  Walker walker(model, out);
+  Walker walker(model, out, progress);
   walker.walk(graph, graph.name().empty() ? "main_graph" : graph.name(), nullptr, 0, pinned);
   if (walker.failed_inferences() > 0) {
     out.notes.push_back("shape inference failed on " + std::to_string(walker.failed_inferences()) + " node" +

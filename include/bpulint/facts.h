@@ -6,6 +6,7 @@
 // nodes. Nothing here is guessed: what cannot be inferred stays unknown.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <map>
@@ -66,9 +67,17 @@ struct ModelFacts {
 // Highest default-domain opset the linked ONNX library has schemas for.
 int64_t max_known_opset();
 
+// Lets another thread work on nodes while the walk goes on: nodes below
+// `published` are complete and never move (the node vector is reserved).
+struct FactProgress {
+  std::atomic<size_t> published{0};
+  std::atomic<bool> finished{false};  // set last, whether the walk succeeded or not
+};
+
 // Returns false with a one-line error when --input-shape names no graph input
 // or conflicts with a static dim. `loaded` must outlive `out`.
-bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelFacts& out, std::string& error);
+bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelFacts& out, std::string& error,
+                   FactProgress* progress = nullptr);
 
 // The record rule expressions read for one node:
 // {op, domain, opset, name, op_class, <attributes with ONNX defaults resolved>, input: [...], output: [...],
