@@ -1,7 +1,5 @@
 #include "bpulint/builtin_rules.h"
 
-#include "bpulint/fix_catalog.h"
-
 namespace bpulint {
 namespace {
 
@@ -43,21 +41,6 @@ const std::vector<Rule>& builtin_rules() {
            "analysed so that a clean result is not mistaken for a verified one."),
   };
   return rules;
-}
-
-const std::vector<FixKind>& fix_catalog() {
-  static const std::vector<FixKind> kinds = {
-      {"convtranspose2d", "Rewrite as Transpose/Reshape + 2-D ConvTranspose + Reshape/Transpose", "safe"},
-      {"conv3d-1x1x1", "Rewrite as 1x1x1 Conv + Reshape/Transpose/Reshape", "safe"},
-  };
-  return kinds;
-}
-
-const FixKind* find_fix_kind(const std::string& id) {
-  for (const auto& k : fix_catalog()) {
-    if (id == k.id) return &k;
-  }
-  return nullptr;
 }
 
 }  // namespace bpulint

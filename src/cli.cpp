@@ -1,4 +1,5 @@
 #include "bpulint/cli.h"
+#include "bpulint/strings.h"
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -20,11 +21,7 @@
 namespace bpulint {
 namespace {
 
-constexpr int kExitClean = 0;
-constexpr int kExitFindings = 1;
-constexpr int kExitError = 2;
 
-constexpr const char* kDefaultPlatform = "j6p";
 
 bool use_color(const std::string& mode) {
   if (mode == "always") return true;
@@ -81,10 +78,11 @@ const Platform* pick_platform(const RuleDatabase& db, const std::string& name) {
   return p;
 }
 
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
+// "auto" and every registered fix kind: the catalog is the one list of fixes.
+std::vector<std::string> fix_strategies() {
+  std::vector<std::string> ids = {"auto"};
+  for (const auto& k : fix_catalog()) ids.push_back(k.id);
+  return ids;
 }
 
 int cmd_platforms(const RuleDatabase& db, const std::string& format) {
@@ -169,7 +167,7 @@ int run_cli(int argc, char** argv) {
   app.add_flag("--exit-zero", run.exit_zero, "Exit 0 even when errors are found (2 still means broken input)");
   app.add_flag("--fix", run.fix, "Apply the fixes (rewrite, prove numerically, write, re-lint)");
   app.add_option("--fix-strategy", run.fix_strategy, "auto (each node's recommended fix) or a fix id")
-      ->check(CLI::IsMember({"auto", "convtranspose2d", "conv3d-1x1x1"}));
+      ->check(CLI::IsMember(fix_strategies()));
   app.add_option("--fixed-model", run.fixed_model, "Where --fix writes (default: <stem>.fixed.onnx beside the input)");
   app.add_flag("--external-data", run.external_data,
                "With --fix: write the weights to <fixed>.data beside the model (automatic above 2 GiB)");

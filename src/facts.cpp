@@ -97,9 +97,6 @@ struct ScopeChain {
   }
 };
 
-// Subgraph bodies nest; the loader already bounds protobuf nesting, this is a
-// second, explicit bound on the walk itself.
-constexpr int kMaxGraphDepth = 64;
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
@@ -165,8 +162,8 @@ class Walker {
   // `pinned`: --input-shape types for this graph's inputs (main graph only).
   void walk(const onnx::GraphProto& graph, const std::string& path, const ScopeChain* outer, int depth,
             const std::map<std::string, const onnx::TypeProto*>& pinned = {}) {
-    if (depth > kMaxGraphDepth) {
-      out_.notes.push_back("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth) + " levels under " +
+    if (depth > kMaxSubgraphDepth) {
+      out_.notes.push_back("subgraphs nested deeper than " + std::to_string(kMaxSubgraphDepth) + " levels under " +
                            path + " are not analysed");
       return;
     }
@@ -509,11 +506,19 @@ bool is_unset(const Value& rec, const char* name) {
 // ONNX leaves strides/pads/dilations/kernel_shape of convolution-like ops
 // without schema defaults ("defaults to 1 along each axis"); resolve them here
 // so rules read the values the operator actually uses.
+enum class ConvKind { None, Weighted, Pooling };
+
+ConvKind conv_kind(std::string_view op) {
+  static const std::unordered_set<std::string_view> kWeighted = {"Conv", "ConvTranspose", "ConvInteger"};
+  static const std::unordered_set<std::string_view> kPooling = {"MaxPool", "AveragePool", "LpPool"};
+  if (kWeighted.count(op) > 0) return ConvKind::Weighted;
+  return kPooling.count(op) > 0 ? ConvKind::Pooling : ConvKind::None;
+}
+
 void resolve_conv_defaults(const std::string& op, Value& rec) {
-  static const std::set<std::string> kWeighted = {"Conv", "ConvTranspose", "ConvInteger"};
-  static const std::set<std::string> kPooling = {"MaxPool", "AveragePool", "LpPool"};
-  const bool weighted = kWeighted.count(op) > 0;
-  if (!weighted && kPooling.count(op) == 0) return;
+  const ConvKind kind = conv_kind(op);
+  if (kind == ConvKind::None) return;
+  const bool weighted = kind == ConvKind::Weighted;
 
   const auto& inputs = rec.field("input")->items();
   Value kernel = *rec.field("kernel_shape");
@@ -694,8 +699,8 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
     size_t n = static_cast<size_t>(g.node_size());
     for (const auto& node : g.node()) {
       for (const auto& a : node.attribute()) {
-        if (depth < kMaxGraphDepth && a.has_g()) n += count_nodes(a.g(), depth + 1);
-        for (const auto& sub : a.graphs()) n += depth < kMaxGraphDepth ? count_nodes(sub, depth + 1) : 0;
+        if (depth < kMaxSubgraphDepth && a.has_g()) n += count_nodes(a.g(), depth + 1);
+        for (const auto& sub : a.graphs()) n += depth < kMaxSubgraphDepth ? count_nodes(sub, depth + 1) : 0;
       }
     }
     return n;
@@ -742,10 +747,8 @@ FactSelection FactSelection::of(const std::set<std::string>& names) {
 }
 
 Value node_record(const NodeFacts& n, const std::string& op_class, const FactSelection& select) {
-  static const std::unordered_set<std::string_view> kConvLike = {"Conv",    "ConvTranspose", "ConvInteger",
-                                                                 "MaxPool", "AveragePool",   "LpPool"};
   // Conv-like defaults read the weight shape, so their attributes need the inputs.
-  const bool conv_like = n.domain.empty() && kConvLike.count(n.op_type) > 0;
+  const bool conv_like = n.domain.empty() && conv_kind(n.op_type) != ConvKind::None;
 
   Value rec = Value::of_record({});
   if (select.op) rec.set("op", Value::of_string(n.op_type));

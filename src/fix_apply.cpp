@@ -19,7 +19,6 @@ namespace bpulint {
 namespace {
 
 constexpr int kTrials = 2;
-constexpr int kMaxGraphDepth = 64;  // as the facts walk: the same nodes, in the same order
 
 // Where a node of the facts lives in the mutable copy of the model.
 struct NodeSlot {
@@ -32,7 +31,7 @@ struct NodeSlot {
 // slot k is ModelFacts::nodes[k].
 void collect_slots(onnx::GraphProto* g, std::vector<onnx::GraphProto*> scopes, int depth,
                    std::vector<NodeSlot>& out) {
-  if (depth > kMaxGraphDepth) return;
+  if (depth > kMaxSubgraphDepth) return;
   scopes.insert(scopes.begin(), g);
   for (int i = 0; i < g->node_size(); ++i) {
     out.push_back({g, i, scopes});
@@ -200,28 +199,6 @@ void share_identical_initializers(const std::vector<std::pair<onnx::GraphProto*,
   }
 }
 
-const FixOption* choose(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not) {
-  if (strategy == "auto") {
-    if (const FixOption* r = plan.recommended()) return r;
-    why_not = "no fix applies";
-    for (const auto& o : plan.options) {
-      if (!o.applicable) why_not += "; " + o.id + ": " + o.why_not;
-      else if (!o.new_violations.empty()) why_not += "; " + o.id + ": its nodes break " + o.new_violations.front();
-    }
-    return nullptr;
-  }
-  for (const auto& o : plan.options) {
-    if (o.id != strategy) continue;
-    if (!o.applicable) {
-      why_not = o.id + " does not apply: " + o.why_not;
-      return nullptr;
-    }
-    return &o;
-  }
-  why_not = "the rule does not offer " + strategy;
-  return nullptr;
-}
-
 // The ONNX checker's own entry point resolves external data against the
 // current folder; the weights left in the source file resolve against the
 // source's folder, so the checker runs with that folder as its model dir.
@@ -255,6 +232,28 @@ bool check_model_validity(const onnx::ModelProto& model, const std::string& mode
 
 }  // namespace
 
+const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not) {
+  if (strategy == "auto") {
+    if (const FixOption* r = plan.recommended()) return r;
+    why_not = "no fix applies";
+    for (const auto& o : plan.options) {
+      if (!o.applicable) why_not += "; " + o.id + ": " + o.why_not;
+      else if (!o.new_violations.empty()) why_not += "; " + o.id + ": its nodes break " + o.new_violations.front();
+    }
+    return nullptr;
+  }
+  for (const auto& o : plan.options) {
+    if (o.id != strategy) continue;
+    if (!o.applicable) {
+      why_not = o.id + " does not apply: " + o.why_not;
+      return nullptr;
+    }
+    return &o;
+  }
+  why_not = "the rule does not offer " + strategy;
+  return nullptr;
+}
+
 size_t FixRun::applied() const {
   size_t n = 0;
   for (const auto& r : results) n += r.applied ? 1 : 0;
@@ -278,7 +277,7 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
     FixResult result;
     result.node = plan.node;
     const NodeFacts& facts = report.facts.nodes[static_cast<size_t>(plan.node)];
-    const FixOption* option = choose(plan, strategy, result.reason);
+    const FixOption* option = choose_fix(plan, strategy, result.reason);
     if (option == nullptr || static_cast<size_t>(plan.node) >= slots.size()) {
       if (option != nullptr) result.reason = "node not found in the model";
       run.results.push_back(result);

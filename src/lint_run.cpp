@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bpulint/cli.h"
 #include "bpulint/config.h"
 #include "bpulint/fix_apply.h"
 #include "bpulint/lint.h"
@@ -22,10 +23,6 @@ namespace bpulint {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr int kExitClean = 0;
-constexpr int kExitFindings = 1;
-constexpr int kExitError = 2;
-constexpr const char* kDefaultPlatform = "j6p";
 
 // Files as given; folders searched recursively for *.onnx, in sorted order. A
 // folder that cannot be searched or holds no model is reported like a broken
@@ -203,10 +200,8 @@ class Runner {
   void write_snippet(const ModelReport& r) {
     std::vector<SnippetLayer> layers;
     for (const auto& plan : r.fix_plans) {
-      const FixOption* chosen = nullptr;
-      for (const auto& opt : plan.options) {
-        if (opt.applicable && (o_.fix_strategy == "auto" ? opt.recommended : opt.id == o_.fix_strategy)) chosen = &opt;
-      }
+      std::string why_not;
+      const FixOption* chosen = choose_fix(plan, o_.fix_strategy, why_not);
       if (chosen == nullptr) continue;
       layers.push_back({chosen->id, plan.params, torch_module_path(r.facts.nodes[static_cast<size_t>(plan.node)].name)});
     }

@@ -1,4 +1,5 @@
 #include "bpulint/pytorch_snippet.h"
+#include "bpulint/strings.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -252,15 +253,6 @@ std::vector<std::string> precondition_problems(const FixClass& f, const Params3d
     if (p.dilation[i] != 1) problems.push_back("dilation " + a + " != 1");
   }
   return problems;
-}
-
-std::string join(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i) out += sep;
-    out += parts[i];
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------

@@ -51,15 +51,6 @@ void cost_member(JsonWriter& w, const char* key, int64_t v) {
   else w.value(static_cast<long long>(v));
 }
 
-const char* severity_json(Severity s) {
-  switch (s) {
-    case Severity::Error: return "error";
-    case Severity::Warning: return "warning";
-    case Severity::Note: return "note";
-  }
-  return "note";
-}
-
 }  // namespace
 
 void write_fix_options(JsonWriter& w, const NodeFixPlan* plan) {
@@ -103,7 +94,7 @@ void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived) {
     if (!machine_included(d, show_waived)) continue;
     const NodeFacts* n = d.node >= 0 ? &r.facts.nodes[static_cast<size_t>(d.node)] : nullptr;
     w.begin_object();
-    w.member("rule", d.rule->id).member("name", d.rule->name).member("severity", severity_json(d.severity));
+    w.member("rule", d.rule->id).member("name", d.rule->name).member("severity", severity_name(d.severity));
     w.member("outcome", d.outcome == Outcome::Fail ? "fail" : "unknown");
     if (n != nullptr) {
       w.member("node", n->display_name).member("graph_path", n->graph_path);

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "bpulint/fix_catalog.h"
+#include "bpulint/strings.h"
 #include "bpulint/json_writer.h"
 #include "bpulint/render_machine.h"
 
@@ -22,15 +23,6 @@ namespace bpulint {
 namespace {
 
 constexpr size_t kGitHubTextLimit = 1024;  // shortDescription / fullDescription
-
-const char* level_name(Severity s) {
-  switch (s) {
-    case Severity::Error: return "error";
-    case Severity::Warning: return "warning";
-    case Severity::Note: return "note";
-  }
-  return "note";
-}
 
 const char* problem_severity(Severity s) {
   switch (s) {
@@ -127,12 +119,6 @@ std::string hex64(uint64_t v) {
 std::string code(const std::string& s) {
   const bool tick = s.find('`') != std::string::npos;
   return tick ? "`` " + s + " ``" : "`" + s + "`";
-}
-
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
 }
 
 struct HelpText {
@@ -260,7 +246,7 @@ struct Builder {
       w.member("text", limit_text(r.description.empty() ? r.summary : r.description, kGitHubTextLimit));
       w.end_object();
       w.key("help").begin_object().member("text", help.text).member("markdown", help.markdown).end_object();
-      w.key("defaultConfiguration").begin_object().member("level", level_name(r.severity)).end_object();
+      w.key("defaultConfiguration").begin_object().member("level", severity_name(r.severity)).end_object();
       w.key("properties").begin_object();
       w.member("platform", run.platform != nullptr ? run.platform->name : std::string());
       w.member("status", status_name(r.status)).member("source", r.source).member("effect", r.effect);
@@ -292,7 +278,7 @@ struct Builder {
         if (it == rule_index.end()) continue;
         w.begin_object();
         w.key("descriptor").begin_object().member("id", kv.first).member("index", it->second).end_object();
-        w.key("configuration").begin_object().member("level", level_name(kv.second)).end_object();
+        w.key("configuration").begin_object().member("level", severity_name(kv.second)).end_object();
         w.end_object();
       }
       w.end_array();
@@ -379,7 +365,7 @@ struct Builder {
     const NodeFacts* n = d.node >= 0 ? &r.facts.nodes[static_cast<size_t>(d.node)] : nullptr;
     w.begin_object();
     w.member("ruleId", d.rule->id).member("ruleIndex", rule_index.at(d.rule->id));
-    w.member("level", level_name(d.severity));
+    w.member("level", severity_name(d.severity));
     std::string text = d.message;
     if (profile == SarifProfile::GitHub && n != nullptr) text = n->path() + ": " + text;
     w.key("message").begin_object().member("text", text).end_object();

@@ -1,4 +1,5 @@
 #include "bpulint/rule_docs.h"
+#include "bpulint/strings.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -13,12 +14,6 @@
 
 namespace bpulint {
 namespace {
-
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
-}
 
 std::vector<const Rule*> sorted_rules(const Platform& p) {
   std::vector<const Rule*> rules;

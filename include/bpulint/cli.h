@@ -4,6 +4,10 @@
 
 namespace bpulint {
 
+constexpr int kExitClean = 0;     // no error-level findings
+constexpr int kExitFindings = 1;  // error-level findings
+constexpr int kExitError = 2;     // usage error, unreadable model, bad configuration or rule file
+
 int run_cli(int argc, char** argv);
 
 }  // namespace bpulint

@@ -20,6 +20,10 @@
 
 namespace bpulint {
 
+// Subgraph bodies are walked this deep and no deeper (If/Loop/Scan nesting).
+// The fix engine's walk over a model copy must visit the same nodes.
+constexpr int kMaxSubgraphDepth = 64;
+
 struct TensorFacts {
   std::string_view name;                  // "" = omitted optional input; views the ModelProto
   const onnx::TypeProto* type = nullptr;  // nullptr = nothing known

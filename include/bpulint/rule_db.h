@@ -11,6 +11,9 @@
 
 namespace bpulint {
 
+// The platform used when neither the command line nor a configuration names one.
+constexpr const char* kDefaultPlatform = "j6p";
+
 enum class Severity { Note, Warning, Error };
 const char* severity_name(Severity s);
 bool parse_severity(const std::string& text, Severity* out);
