@@ -206,20 +206,9 @@ void add_custom_op_notes(const ModelFacts& facts, std::vector<Diagnostic>& node_
 std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform) {
   const RuleIndex index(platform);
   std::vector<Diagnostic> nodes;
-  // Checks are independent and read-only, so big graphs are split in two
-  // halves evaluated side by side; concatenating keeps the node order.
-  constexpr size_t kParallelFrom = 20000;
-  const size_t n = facts.nodes.size();
-  const size_t half = n >= kParallelFrom && std::thread::hardware_concurrency() > 1 ? n / 2 : n;
-  std::vector<Diagnostic> second;
-  auto run = [&](size_t from, size_t to, std::vector<Diagnostic>& into) {
-    for (size_t i = from; i < to; ++i) check_node(facts.nodes[i], static_cast<long>(i), platform, index, into);
-  };
-  std::thread worker;
-  if (half < n) worker = std::thread(run, half, n, std::ref(second));
-  run(0, half, nodes);
-  if (worker.joinable()) worker.join();
-  nodes.insert(nodes.end(), std::make_move_iterator(second.begin()), std::make_move_iterator(second.end()));
+  for (size_t i = 0; i < facts.nodes.size(); ++i) {
+    check_node(facts.nodes[i], static_cast<long>(i), platform, index, nodes);
+  }
   add_custom_op_notes(facts, nodes);
   std::vector<Diagnostic> out = evaluate_model_level(facts, index);
   out.insert(out.end(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));

@@ -143,35 +143,25 @@ JsonWriter& JsonWriter::key(std::string_view k) {
   return *this;
 }
 
-JsonWriter& JsonWriter::begin_object() {
+JsonWriter& JsonWriter::open(char bracket, bool object) {
   before_value();
-  out_ += '{';
-  stack_.push_back({true, true});
+  out_ += bracket;
+  stack_.push_back({object, true});
   return *this;
 }
 
-JsonWriter& JsonWriter::begin_array() {
-  before_value();
-  out_ += '[';
-  stack_.push_back({false, true});
-  return *this;
-}
-
-JsonWriter& JsonWriter::end_object() {
+JsonWriter& JsonWriter::close(char bracket) {
   const bool empty = stack_.back().empty;
   stack_.pop_back();
-  if (!empty) newline();
-  out_ += '}';
+  if (!empty) newline();  // an empty container stays on one line: [] or {}
+  out_ += bracket;
   return *this;
 }
 
-JsonWriter& JsonWriter::end_array() {
-  const bool empty = stack_.back().empty;
-  stack_.pop_back();
-  if (!empty) newline();
-  out_ += ']';
-  return *this;
-}
+JsonWriter& JsonWriter::begin_object() { return open('{', true); }
+JsonWriter& JsonWriter::begin_array() { return open('[', false); }
+JsonWriter& JsonWriter::end_object() { return close('}'); }
+JsonWriter& JsonWriter::end_array() { return close(']'); }
 
 JsonWriter& JsonWriter::value(std::string_view s) {
   before_value();

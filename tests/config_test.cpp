@@ -172,6 +172,10 @@ TEST_CASE("many models: folders, -j, input order, a broken one among them, stati
   CHECK(m < e);  // then the next argument
   CHECK(e != std::string::npos);
   CHECK(r.out.find("Statistics:\n  3\tBPU1101\terror\tconvtranspose3d-kernel-d-range\n  9\tBPU1102") != std::string::npos);
-  const CommandResult empty = run_bpu_lint({dir.path("a/b/../b"), "--isolated"});
+  // A folder without models is an input error like a broken model.
+  std::filesystem::create_directories(dir.path("nothing"));
+  const CommandResult empty = run_bpu_lint({dir.path("nothing"), kExample, "--isolated"});
   CHECK(empty.exit_code == 2);
+  CHECK(empty.err.find(dir.path("nothing") + ": error: no *.onnx files in the folder") != std::string::npos);
+  CHECK(empty.out.find("[BPU1101]") != std::string::npos);  // the other input is still linted
 }

@@ -159,7 +159,7 @@ TEST_CASE("an axis past the rank is unknown, not a silent pass") {
 }
 
 TEST_CASE("BPU3005 argmax-axis-size is a derived warning") {
-  CHECK_FALSE(fires(lint_text(unary("ArgMax", "[1,32767]", "axis = 1").replace(0, 0, "")), "BPU3005"));
+  CHECK_FALSE(fires(lint_text(unary("ArgMax", "[1,32767]", "axis = 1")), "BPU3005"));
   const ModelReport r = lint_text(unary("ArgMin", "[1,32768]", "axis = 1"));
   CHECK(fires(r, "BPU3005"));
   CHECK(r.summary.warnings == 1);

@@ -81,6 +81,8 @@ class JsonWriter {
   JsonWriter& unsigned_value(unsigned long long v);
   void before_value();
   void newline();
+  JsonWriter& open(char bracket, bool object);
+  JsonWriter& close(char bracket);
 
   struct Level {
     bool object = false;
