@@ -39,6 +39,14 @@ const std::vector<Rule>& builtin_rules() {
            "bpu-lint keeps linting when the ONNX library cannot infer shapes or knows an op only in a newer "
            "opset, but every fact that depends on that analysis becomes unknown. This note says what was not "
            "analysed so that a clean result is not mistaken for a verified one."),
+      make(builtin::kUnverifiedRoot, "unverified-downstream", Severity::Note, "advice",
+           "Rule checks downstream of this point cannot be verified: a fact they need is unknown from here on.",
+           "When a shape or value is unknown, every rule that reads it downstream ends in \"cannot verify\". "
+           "Rather than one note per check, bpu-lint reports the place where the knowledge stops (a graph input "
+           "with a dynamic dim that was not pinned, a node whose shape inference failed, an op ONNX cannot "
+           "infer, an output shape that depends on runtime values) once, with the number of checks it blocks "
+           "and how to resolve it. `--show-unverified` lists the individual checks as well; the JSON summary "
+           "counts them as `unverified`."),
   };
   return rules;
 }

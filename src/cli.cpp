@@ -185,6 +185,9 @@ int run_cli(int argc, char** argv) {
                          ->delimiter(',')
                          ->allow_extra_args(false);
   app.add_flag("--show-waived", run.show_waived, "Also list waived and baselined findings");
+  app.add_flag("--show-unverified", run.show_unverified,
+               "Also list each rule check that could not be verified (by default they are counted in one note "
+               "per root cause: the dynamic input to pin, the node where inference failed)");
   app.add_flag("--statistics", run.statistics, "Count findings per rule (text formats)");
   app.add_option("--baseline", run.baseline, "Report only findings not in this baseline file");
   app.add_option("--write-baseline", run.write_baseline, "Record the current findings as a baseline file");

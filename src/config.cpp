@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bpulint/evaluate.h"
 #include "bpulint/fixes.h"
 #include "yaml_reader.h"
 
@@ -191,9 +192,13 @@ std::string baseline_text(const std::vector<const ModelReport*>& reports, const 
   return std::string(out.c_str()) + "\n";
 }
 
-void apply_config(ModelReport& r, const Platform& platform, Config& config, Baseline* baseline) {
+void apply_config(ModelReport& r, const Platform& platform, Config& config, Baseline* baseline, bool show_unverified) {
   if (!r.ok) return;
-  const size_t before = r.diagnostics.size();
+  auto failures_shown = [&r] {
+    return std::count_if(r.diagnostics.begin(), r.diagnostics.end(),
+                         [](const Diagnostic& d) { return d.outcome == Outcome::Fail && d.shown(); });
+  };
+  const auto before = failures_shown();
   std::vector<Diagnostic> kept;
   for (auto& d : r.diagnostics) {
     if (!config.select.empty() && !matches_prefix(d.rule->id, config.select)) continue;
@@ -203,10 +208,13 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, Base
     kept.push_back(std::move(d));
   }
   r.diagnostics = std::move(kept);
+  // Root causes count only the checks still selected.
+  fold_unverified(r.facts, r.diagnostics, show_unverified);
   // Where a node runs follows the rules that still apply; waivers accept a
   // finding, they do not move the node back to the BPU.
   r.placement = place_nodes(r.facts, platform, r.diagnostics);
   for (auto& d : r.diagnostics) {
+    if (d.folded_into_cause) continue;
     for (auto& w : config.waivers) {
       if (waiver_matches(w, d, r)) {
         d.waiver = w.reason;
@@ -218,7 +226,7 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, Base
   if (baseline != nullptr) {
     const std::string model = baseline_model_key(r.path, baseline->path);
     for (auto& d : r.diagnostics) {
-      if (!d.waiver.empty()) continue;
+      if (!d.waiver.empty() || d.folded_into_cause) continue;
       for (auto& e : baseline->entries) {
         if (e.matched < e.count && e.model == model && e.rule == d.rule->id && e.node == node_key(r, d) &&
             e.op == op_key(r, d)) {
@@ -231,11 +239,7 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, Base
   }
   r.summary = summarize(r.facts, r.placement, r.diagnostics);
   // Plans follow the findings that remain; recompute only when some changed.
-  const bool changed = r.diagnostics.size() != before ||
-                       std::any_of(r.diagnostics.begin(), r.diagnostics.end(), [](const Diagnostic& d) {
-                         return !d.shown();
-                       }) ||
-                       !config.severity.empty();
+  const bool changed = failures_shown() != before || !config.severity.empty();
   if (changed) {
     std::vector<Diagnostic> shown;
     for (const auto& d : r.diagnostics) {

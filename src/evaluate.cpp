@@ -1,6 +1,9 @@
 #include "bpulint/evaluate.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
 #include <functional>
 #include <exception>
 #include <thread>
@@ -85,14 +88,56 @@ std::string first_unknown_reason(const Value& v, const Trace& trace) {
   return "a fact it needs is unknown";
 }
 
-// Checks one rule against one fact record; appends a diagnostic unless it passes.
 bool is_true(const Value& v) { return v.kind() == Value::Kind::Bool && v.as_bool(); }
 bool is_false(const Value& v) { return v.kind() == Value::Kind::Bool && !v.as_bool(); }
+
+bool has_unknown(const Value& v) {
+  if (v.is_unknown()) return true;
+  if (v.kind() != Value::Kind::List) return false;
+  return std::any_of(v.items().begin(), v.items().end(), has_unknown);
+}
+
+uint32_t first_cause(const std::vector<TensorFacts>& tensors) {
+  for (const auto& t : tensors) {
+    if (t.cause != 0) return t.cause;
+  }
+  return 0;
+}
+
+// The root cause of a check that could not be decided: the tensor whose
+// unknown fact the trace shows first (input[1].shape -> input 1), followed
+// upstream by the walk. 0 when the unknown is the node's own (an attribute
+// without a default, a value computed from data).
+uint32_t unknown_cause(const NodeFacts& n, const Trace& trace) {
+  for (const auto& t : trace) {
+    if (!has_unknown(t.value)) continue;
+    const std::string& text = t.text;
+    for (const auto* side : {"input", "output"}) {
+      const size_t len = std::char_traits<char>::length(side);
+      if (text.compare(0, len, side) != 0 || (text.size() > len && text[len] != '[' && text[len] != '.')) continue;
+      const auto& tensors = side[0] == 'i' ? n.inputs : n.outputs;
+      if (text.size() > len + 1 && text[len] == '[' && std::isdigit(static_cast<unsigned char>(text[len + 1]))) {
+        const size_t k = std::strtoul(text.c_str() + len + 1, nullptr, 10);
+        if (k < tensors.size() && tensors[k].cause != 0) return tensors[k].cause;
+      }
+      if (const uint32_t c = first_cause(tensors)) return c;
+    }
+    if (text == "max_rank") {
+      if (const uint32_t c = first_cause(n.inputs)) return c;
+      if (const uint32_t c = first_cause(n.outputs)) return c;
+    }
+    // Convolution kernels come from the weight's shape when not set.
+    if (text.compare(0, 12, "kernel_shape") == 0 && n.inputs.size() > 1 && n.inputs[1].cause != 0) {
+      return n.inputs[1].cause;
+    }
+  }
+  return 0;
+}
 
 // Checks one rule against one fact record; appends a diagnostic unless it passes.
 // Most checks pass, so the first evaluation records no trace; only a finding
 // is evaluated again to collect the facts it reports.
-void check(const Rule& rule, const Value& record, long node, std::vector<Diagnostic>& out) {
+void check(const Rule& rule, const Value& record, long node, const NodeFacts* facts, std::vector<Diagnostic>& out) {
   const bool applies_fast = !rule.when || !is_false(eval(*rule.when, record));
   if (!applies_fast || is_true(eval(*rule.require, record))) return;
 
@@ -104,6 +149,7 @@ void check(const Rule& rule, const Value& record, long node, std::vector<Diagnos
     out.push_back(diagnostic(&rule, Severity::Note, Outcome::Unknown,
                              "cannot verify " + rule.id + " (" + rule.summary + "): " + first_unknown_reason(why, trace),
                              node, trace));
+    if (facts != nullptr) out.back().cause = unknown_cause(*facts, trace);
     return;
   }
   out.push_back(diagnostic(&rule, rule.severity, Outcome::Fail, render(*rule.message, record), node, trace, rule.fixes));
@@ -119,6 +165,9 @@ using CustomOps = std::map<std::string, CustomOp>;
 
 void check_node(const NodeFacts& n, long index, const Platform& platform, const RuleIndex& index_of,
                 std::vector<Diagnostic>& out) {
+  // Constant-folded nodes and runtime shape arithmetic never reach the BPU
+  // or the CPU as such: no placement note, no rule.
+  if (n.fold != Fold::None) return;
   const size_t first = out.size();
   std::string op_class = "unknown";
   if (n.domain.empty()) {
@@ -150,10 +199,10 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
     const Value record = node_record(n, op_class, index_of.facts_for(n.op_type));
     if (has_op_rules) {
       for (const Rule* r : it->second) {
-        if (r->domain == n.domain) check(*r, record, index, out);
+        if (r->domain == n.domain) check(*r, record, index, &n, out);
       }
     }
-    for (const Rule* r : index_of.any_op) check(*r, record, index, out);
+    for (const Rule* r : index_of.any_op) check(*r, record, index, &n, out);
   }
   std::sort(out.begin() + static_cast<long>(first), out.end(),
             [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
@@ -171,7 +220,7 @@ std::vector<Diagnostic> evaluate_model_level(const ModelFacts& facts, const Rule
                              -1));
   }
   const size_t first = out.size();
-  for (const Rule* r : index.model) check(*r, facts.model, -1, out);
+  for (const Rule* r : index.model) check(*r, facts.model, -1, nullptr, out);
   std::sort(out.begin() + static_cast<long>(first), out.end(),
             [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
   return out;
@@ -254,6 +303,50 @@ std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const
   std::vector<Diagnostic> out = evaluate_model_level(facts, index);
   out.insert(out.end(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
   return out;
+}
+
+void fold_unverified(const ModelFacts& facts, std::vector<Diagnostic>& diagnostics, bool keep_individual) {
+  const Rule* root_rule = &builtin_rule(builtin::kUnverifiedRoot);
+  diagnostics.erase(std::remove_if(diagnostics.begin(), diagnostics.end(),
+                                   [&](const Diagnostic& d) { return d.rule == root_rule; }),
+                    diagnostics.end());
+  struct Blocked {
+    size_t checks = 0;
+    std::set<long> nodes;
+  };
+  std::map<uint32_t, Blocked> blocked;
+  for (auto& d : diagnostics) {
+    d.folded_into_cause = false;
+    const RootCause* cause = facts.cause(d.cause);
+    if (d.outcome != Outcome::Unknown || d.rule->builtin || cause == nullptr) continue;
+    auto& b = blocked[d.cause];
+    ++b.checks;
+    b.nodes.insert(d.node);
+    d.folded_into_cause = !keep_individual;
+  }
+  for (uint32_t id = 1; id <= facts.causes.size(); ++id) {
+    const RootCause& c = facts.causes[id - 1];
+    auto it = blocked.find(id);
+    if (it == blocked.end() && c.kind != CauseKind::InferenceFailed) continue;
+    const size_t checks = it == blocked.end() ? 0 : it->second.checks;
+    const size_t nodes = it == blocked.end() ? 0 : it->second.nodes.size();
+    std::string message = c.detail + ": ";
+    if (checks == 0) {
+      message += "no rule check depends on it";
+    } else {
+      message += std::to_string(checks) + " rule check" + (checks == 1 ? "" : "s") + " on " + std::to_string(nodes) +
+                 " node" + (nodes == 1 ? "" : "s") + (c.node >= 0 && c.input.empty() ? " downstream" : "") +
+                 " cannot be verified";
+    }
+    if (!c.hint.empty()) message += "; " + c.hint;
+    Diagnostic note = diagnostic(root_rule, Severity::Note, Outcome::Unknown, std::move(message), c.node);
+    note.cause = id;
+    auto at = std::upper_bound(diagnostics.begin(), diagnostics.end(), note.node,
+                               [](long node, const Diagnostic& d) { return node < d.node; });
+    // Ahead of the origin node's own findings (BPU0004 sorts among the first ids).
+    at = std::lower_bound(diagnostics.begin(), at, note.node, [](const Diagnostic& d, long node) { return d.node < node; });
+    diagnostics.insert(at, std::move(note));
+  }
 }
 
 }  // namespace bpulint

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "bpulint/guarded_inference.h"
+#include "shape_values.h"
 
 namespace bpulint {
 namespace {
@@ -19,8 +20,11 @@ namespace {
 // What the walker knows about a value name in the current graph.
 struct ValueFacts {
   const onnx::TypeProto* type = nullptr;
-  bool is_const = false;
+  bool is_const = false;       // known before runtime (see TensorFacts::is_const)
+  bool shape_derived = false;  // computed from a dynamic dim: runtime shape arithmetic
   const onnx::TensorProto* data = nullptr;  // small constant data shape inference may read (Reshape's shape)
+  const IntValues* values = nullptr;        // integer values the walk computed
+  uint32_t cause = 0;                       // root cause of what is unknown about it
 };
 // Value name -> facts for one graph. Open addressing in one array: this is
 // the hottest lookup of fact extraction (every node input and output), and a
@@ -150,6 +154,35 @@ class NodeContext final : public onnx::InferenceContext {
   std::vector<onnx::TypeProto*> outputs_;
 };
 
+// Ops whose outputs differ from run to run: never constant-folded.
+bool is_random(std::string_view op) {
+  return op == "RandomNormal" || op == "RandomUniform" || op == "RandomNormalLike" || op == "RandomUniformLike" ||
+         op == "Multinomial" || op == "Bernoulli";
+}
+
+// Every dim of a tensor type known: nothing downstream can be unknown because of it.
+bool type_complete(const onnx::TypeProto* t) {
+  if (t == nullptr) return false;
+  if (!t->has_tensor_type()) return t->value_case() != onnx::TypeProto::VALUE_NOT_SET;  // sequences etc.: as good as it gets
+  const auto& tensor = t->tensor_type();
+  if (tensor.elem_type() == 0 || !tensor.has_shape()) return false;
+  for (const auto& d : tensor.shape().dim()) {
+    if (!d.has_dim_value()) return false;
+  }
+  return true;
+}
+
+std::string dims_text(const onnx::TypeProto* t, bool for_pin) {
+  std::string out;
+  for (const auto& d : t->tensor_type().shape().dim()) {
+    if (!out.empty()) out += for_pin ? "x" : ", ";
+    if (d.has_dim_value()) out += std::to_string(d.dim_value());
+    else if (d.has_dim_param() && !d.dim_param().empty()) out += for_pin ? "<" + d.dim_param() + ">" : d.dim_param();
+    else out += for_pin ? "<?>" : "?";
+  }
+  return for_pin ? out : "[" + out + "]";
+}
+
 class Walker {
  public:
   Walker(const onnx::ModelProto& model, ModelFacts& out, FactProgress* progress)
@@ -160,8 +193,9 @@ class Walker {
   }
 
   // `pinned`: --input-shape types for this graph's inputs (main graph only).
+  // `parent`: walk index of the node owning this subgraph, -1 for the main graph.
   void walk(const onnx::GraphProto& graph, const std::string& path, const ScopeChain* outer, int depth,
-            const std::map<std::string, const onnx::TypeProto*>& pinned = {}) {
+            const std::map<std::string, const onnx::TypeProto*>& pinned = {}, long parent = -1) {
     if (depth > kMaxSubgraphDepth) {
       out_.notes.push_back("subgraphs nested deeper than " + std::to_string(kMaxSubgraphDepth) + " levels under " +
                            path + " are not analysed");
@@ -180,6 +214,10 @@ class Walker {
       if (has_inline_data(init)) v.data = &init;
       if (v.type == nullptr) v.type = type_of(init);
     }
+    for (const auto& vi : graph.input()) {
+      auto& v = scope[vi.name()];
+      if (!v.is_const) v.cause = input_cause(vi.name(), v.type, parent);
+    }
     std::unordered_map<std::string_view, const onnx::TypeProto*> declared;
     for (const auto& vi : graph.value_info()) declared[vi.name()] = &vi.type();
     for (const auto& vi : graph.output()) declared.emplace(vi.name(), &vi.type());
@@ -194,26 +232,64 @@ class Walker {
       add_node(node, path, graph_id, static_cast<size_t>(i));
       infer(node, scope, declared);
       if (progress_ != nullptr) progress_->published.store(out_.nodes.size(), std::memory_order_release);
+      const long self = static_cast<long>(out_.nodes.size() - 1);
       const std::string node_path = path + "/" + out_.nodes.back().display_name;
       for (const auto& attr : node.attribute()) {
         if (attr.type() == onnx::AttributeProto::GRAPH) {
-          walk(attr.g(), node_path + "." + attr.name(), &chain, depth + 1);
+          walk(attr.g(), node_path + "." + attr.name(), &chain, depth + 1, {}, self);
         } else if (attr.type() == onnx::AttributeProto::GRAPHS) {
           for (int g = 0; g < attr.graphs_size(); ++g) {
-            walk(attr.graphs(g), node_path + "." + attr.name() + "[" + std::to_string(g) + "]", &chain, depth + 1);
+            walk(attr.graphs(g), node_path + "." + attr.name() + "[" + std::to_string(g) + "]", &chain, depth + 1, {},
+                 self);
           }
         }
       }
     }
   }
 
-  size_t failed_inferences() const { return failed_; }
   size_t contradictions() const { return contradictions_; }
   const std::string& first_contradiction() const { return first_contradiction_; }
-  const std::string& first_failure() const { return first_failure_; }
 
  private:
   onnx::TypeProto* new_type() { return google::protobuf::Arena::CreateMessage<onnx::TypeProto>(out_.arena.get()); }
+
+  uint32_t add_cause(RootCause c) {
+    out_.causes.push_back(std::move(c));
+    return static_cast<uint32_t>(out_.causes.size());
+  }
+
+  // A graph input whose type leaves something unknown starts a root cause;
+  // its symbolic dims lead back to it wherever they travel.
+  uint32_t input_cause(const std::string& name, const onnx::TypeProto* type, long parent) {
+    if (type_complete(type)) return 0;
+    RootCause c;
+    c.node = parent;
+    c.input = name;
+    if (parent >= 0) {
+      c.kind = CauseKind::NotInferred;
+      c.detail = "the type of subgraph input '" + name + "' is not fully known";
+      return add_cause(std::move(c));
+    }
+    if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape() ||
+        type->tensor_type().elem_type() == 0) {
+      c.kind = CauseKind::MissingInputType;
+      c.detail = "input '" + name + "' has no " +
+                 (type == nullptr || !type->has_tensor_type() || type->tensor_type().elem_type() == 0 ? "type" : "shape");
+      c.hint = type != nullptr && type->has_tensor_type() && type->tensor_type().elem_type() != 0
+                   ? "pin its shape with --input-shape " + name + "=DIMxDIMx..."
+                   : "";
+      return add_cause(std::move(c));
+    }
+    c.kind = CauseKind::DynamicInput;
+    c.detail = "input '" + name + "' has dynamic dims " + dims_text(type, false);
+    c.hint = "pin it with --input-shape " + name + "=" + dims_text(type, true) +
+             " (the static shape you deploy; Horizon compiles static shapes)";
+    const uint32_t id = add_cause(std::move(c));
+    for (const auto& d : type->tensor_type().shape().dim()) {
+      if (d.has_dim_param() && !d.dim_param().empty()) symbol_causes_.emplace(d.dim_param(), id);
+    }
+    return id;
+  }
 
   // Initializers without value_info still have a type: synthesise one.
   const onnx::TypeProto* type_of(const onnx::TensorProto& init) {
@@ -224,35 +300,117 @@ class Walker {
     return t;
   }
 
-  std::vector<TensorFacts> tensors(const google::protobuf::RepeatedPtrField<std::string>& names,
-                                   const ScopeChain& scope) {
-    std::vector<TensorFacts> out;
-    out.reserve(static_cast<size_t>(names.size()));
-    for (const auto& n : names) {
-      const ValueFacts* v = n.empty() ? nullptr : scope.find(n);
-      out.push_back({n, v ? v->type : nullptr, v ? v->is_const : false, v ? v->data : nullptr});
+  // What the toolchain does with the node before placing it: constant-fold
+  // it when every input is known before runtime; leave shape arithmetic on a
+  // dynamic dim in the graph as a runtime shape computation.
+  Fold decide_fold(const onnx::NodeProto& node, const NodeFacts& f, const onnx::OpSchema* schema, bool has_subgraph) {
+    if (!f.domain.empty() || schema == nullptr || has_subgraph || is_random(f.op_type)) return Fold::None;
+    if (f.op_type == "Shape" || f.op_type == "Size") {
+      const ValueFacts* x = input_facts_.empty() ? nullptr : input_facts_[0];
+      if (x == nullptr || x->type == nullptr || !x->type->has_tensor_type() || !x->type->tensor_type().has_shape()) {
+        return Fold::None;
+      }
+      if (f.op_type == "Shape") {
+        IntValues dims;
+        const std::vector<const onnx::TypeProto*> types = {x->type};
+        if (propagate_values(node, f.opset, {nullptr}, types, dims)) return dims.all_known() ? Fold::Constant : Fold::RuntimeShape;
+        return Fold::None;
+      }
+      return type_complete(x->type) ? Fold::Constant : Fold::RuntimeShape;
     }
-    return out;
+    bool all_const = true, any_shape = false, const_or_shape = true;
+    for (int k = 0; k < node.input_size(); ++k) {
+      if (node.input(k).empty()) continue;
+      const ValueFacts* v = input_facts_[static_cast<size_t>(k)];
+      const bool c = v != nullptr && v->is_const;
+      const bool s = v != nullptr && v->shape_derived;
+      all_const = all_const && c;
+      any_shape = any_shape || s;
+      const_or_shape = const_or_shape && (c || s);
+    }
+    if (all_const) return Fold::Constant;
+    return const_or_shape && any_shape ? Fold::RuntimeShape : Fold::None;
+  }
+
+  // The values shape arithmetic reads, for every input: computed by the walk,
+  // or read from small constant data (kept in `scratch`).
+  ValueInputs value_inputs(std::deque<IntValues>& scratch) const {
+    ValueInputs in;
+    in.reserve(input_facts_.size());
+    for (const ValueFacts* v : input_facts_) {
+      if (v != nullptr && v->values != nullptr) {
+        in.push_back(v->values);
+      } else if (v != nullptr && v->data != nullptr && values_of_tensor(*v->data, scratch.emplace_back())) {
+        in.push_back(&scratch.back());
+      } else {
+        in.push_back(nullptr);
+      }
+    }
+    return in;
+  }
+
+  std::vector<const onnx::TypeProto*> input_types() const {
+    std::vector<const onnx::TypeProto*> types;
+    types.reserve(input_facts_.size());
+    for (const ValueFacts* v : input_facts_) types.push_back(v != nullptr ? v->type : nullptr);
+    return types;
+  }
+
+  // A Conv or ConvTranspose whose input type is missing still has an output
+  // of the weight's rank, with the output channels the weight gives.
+  const onnx::TypeProto* conv_output_from_weight(const NodeFacts& f, const onnx::NodeProto& node) {
+    if (!f.domain.empty() || (f.op_type != "Conv" && f.op_type != "ConvTranspose") || input_facts_.size() < 2) {
+      return nullptr;
+    }
+    const ValueFacts* w = input_facts_[1];
+    if (w == nullptr || w->type == nullptr || !w->type->has_tensor_type() || !w->type->tensor_type().has_shape()) {
+      return nullptr;
+    }
+    const auto& wshape = w->type->tensor_type().shape();
+    if (wshape.dim_size() < 3) return nullptr;
+    auto* t = new_type();
+    auto* tensor = t->mutable_tensor_type();
+    tensor->set_elem_type(w->type->tensor_type().elem_type());
+    auto* shape = tensor->mutable_shape();
+    const ValueFacts* x = input_facts_[0];
+    if (x != nullptr && x->type != nullptr && x->type->has_tensor_type() && x->type->tensor_type().has_shape() &&
+        x->type->tensor_type().shape().dim_size() == wshape.dim_size()) {
+      *shape->add_dim() = x->type->tensor_type().shape().dim(0);
+    } else {
+      shape->add_dim();
+    }
+    int64_t group = 1;
+    for (const auto& a : node.attribute()) {
+      if (a.name() == "group" && a.type() == onnx::AttributeProto::INT) group = a.i();
+    }
+    const auto& c = wshape.dim(f.op_type == "Conv" ? 0 : 1);
+    int64_t channels = 0;
+    if (c.has_dim_value() && group > 0 && !__builtin_mul_overflow(c.dim_value(), f.op_type == "Conv" ? 1 : group, &channels)) {
+      shape->add_dim()->set_dim_value(channels);
+    } else {
+      shape->add_dim();
+    }
+    for (int d = 2; d < wshape.dim_size(); ++d) shape->add_dim();
+    return t;
   }
 
   // Runs ONNX's inference function for the node and records its output types;
   // where inference gives nothing, a declared value_info is the fallback.
+  // Then the walk's own additions: integer values of shape arithmetic,
+  // shapes from symbolic values, and where each unknown comes from.
   void infer(const onnx::NodeProto& node, Scope& scope,
              const std::unordered_map<std::string_view, const onnx::TypeProto*>& declared) {
-    const NodeFacts& f = out_.nodes.back();
+    NodeFacts& f = out_.nodes.back();
     const bool is_constant = f.domain.empty() && node.op_type() == "Constant";
     std::vector<onnx::TypeProto*> inferred;
-    const onnx::OpSchema* schema =
-        f.opset > 0 ? guarded_schema_registry().GetSchema(f.op_type, static_cast<int>(f.opset), f.domain) : nullptr;
-    const bool has_subgraph = std::any_of(node.attribute().begin(), node.attribute().end(), [](const auto& a) {
-      return a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS;
-    });
+    const onnx::OpSchema* schema = current_schema_;
+    const bool has_subgraph = current_has_subgraph_;
     const ValueFacts* first_input = input_facts_.empty() ? nullptr : input_facts_[0];
+    std::string failure;
     if (schema != nullptr && !has_subgraph && node.output_size() == 1 && first_input != nullptr &&
         first_input->type != nullptr && keeps_input_type(f.op_type)) {
       // ONNX infers these ops by copying input 0's type; sharing the pointer
       // does the same without a context, a copy or an allocation.
-
       shared_output_type_ = first_input->type;
     } else if (schema != nullptr && !has_subgraph) {
       NodeContext ctx(node, input_facts_, out_.arena.get());
@@ -261,11 +419,35 @@ class Walker {
         schema->GetTypeAndShapeInferenceFunction()(ctx);
         inferred = std::move(ctx.outputs());
       } catch (const std::exception& e) {
-        if (failed_++ == 0) first_failure_ = f.op_type + " '" + f.display_name + "': " + first_line(e.what());
+        failure = first_line(e.what());
       }
     }
-    auto& outputs = out_.nodes.back().outputs;
+
+    // Shape arithmetic: only where an input carries integer values (or the
+    // op reads shapes), which keeps the walk of a big float graph as cheap as before.
+    const IntValues* out_values = nullptr;
+    const onnx::TypeProto* symbolic_type = nullptr;
+    if (f.domain.empty() && failure.empty() && node.output_size() >= 1 && wants_values(f.op_type)) {
+      std::deque<IntValues> scratch;
+      const ValueInputs values = value_inputs(scratch);
+      const auto types = input_types();
+      IntValues computed;
+      if (is_value_op(f.op_type) && propagate_values(node, f.opset, values, types, computed)) {
+        out_.int_values.push_back(std::move(computed));
+        out_values = &out_.int_values.back();
+      }
+      onnx::TypeProto from_values;
+      const bool symbolic = std::any_of(values.begin(), values.end(), [](const IntValues* v) { return v && !v->all_known(); });
+      if (symbolic && shape_from_values(node, f.opset, values, types, from_values)) {
+        auto* t = new_type();
+        *t = std::move(from_values);
+        symbolic_type = t;
+      }
+    }
+
+    auto& outputs = f.outputs;
     outputs.reserve(static_cast<size_t>(node.output_size()));
+    uint32_t node_cause = 0;  // created at most once per node
     for (int o = 0; o < node.output_size(); ++o) {
       const std::string& name = node.output(o);
       if (name.empty()) {
@@ -273,7 +455,8 @@ class Walker {
         continue;
       }
       ValueFacts& v = scope[name];
-      v.is_const = is_constant;
+      v.is_const = is_constant || f.fold == Fold::Constant;
+      v.shape_derived = f.fold == Fold::RuntimeShape;
       if (is_constant && node.attribute_size() == 1 && node.attribute(0).has_t() && has_inline_data(node.attribute(0).t())) {
         v.data = &node.attribute(0).t();
       }
@@ -281,7 +464,9 @@ class Walker {
       auto d = declared.find(name);
       const bool was_inferred = shared_output_type_ != nullptr ||
                                 (i < inferred.size() && inferred[i]->value_case() != onnx::TypeProto::VALUE_NOT_SET);
-      if (was_inferred) {
+      if (o == 0 && symbolic_type != nullptr) {
+        v.type = symbolic_type;
+      } else if (was_inferred) {
         v.type = shared_output_type_ != nullptr ? shared_output_type_ : inferred[i];
         if (d != declared.end() && contradicts(*d->second, *v.type) && contradictions_++ == 0) {
           first_contradiction_ = "'" + name + "'";
@@ -289,9 +474,64 @@ class Walker {
       } else {
         v.type = d == declared.end() ? nullptr : d->second;
       }
-      outputs.push_back({name, v.type, v.is_const, v.data});
+      if (o == 0 && (v.type == nullptr || !v.type->has_tensor_type() || !v.type->tensor_type().has_shape())) {
+        if (const onnx::TypeProto* t = conv_output_from_weight(f, node)) v.type = t;
+      }
+      if (o == 0 && out_values != nullptr) {
+        v.values = out_values;
+        if (out_values->all_known() && v.data == nullptr) {
+          auto* t = google::protobuf::Arena::CreateMessage<onnx::TensorProto>(out_.arena.get());
+          materialize(*out_values, *t);
+          v.data = t;
+        }
+      }
+      v.cause = output_cause(v, node_cause, failure, schema, has_subgraph);
+      outputs.push_back({name, v.type, v.is_const, v.data, v.values, v.cause});
     }
     shared_output_type_ = nullptr;
+  }
+
+  bool wants_values(const std::string& op) const {
+    if (op == "Shape" || op == "Size" || op == "Constant") return true;
+    return std::any_of(input_facts_.begin(), input_facts_.end(),
+                       [](const ValueFacts* v) { return v != nullptr && (v->values != nullptr || v->data != nullptr); });
+  }
+
+  // Where an output's unknowns come from: an input's cause, the graph input
+  // a symbolic dim belongs to, or this node.
+  uint32_t output_cause(const ValueFacts& v, uint32_t& node_cause, const std::string& failure,
+                        const onnx::OpSchema* schema, bool has_subgraph) {
+    if (type_complete(v.type) && (v.values == nullptr || v.values->all_known())) return 0;
+    for (const ValueFacts* in : input_facts_) {
+      if (in != nullptr && in->cause != 0) return in->cause;
+    }
+    if (v.type != nullptr && v.type->has_tensor_type()) {
+      for (const auto& d : v.type->tensor_type().shape().dim()) {
+        auto it = d.has_dim_param() ? symbol_causes_.find(d.dim_param()) : symbol_causes_.end();
+        if (it != symbol_causes_.end()) return it->second;
+      }
+    }
+    if (node_cause != 0) return node_cause;
+    const NodeFacts& f = out_.nodes.back();
+    RootCause c;
+    c.node = static_cast<long>(out_.nodes.size() - 1);
+    if (!failure.empty()) {
+      c.kind = CauseKind::InferenceFailed;
+      c.detail = "ONNX shape inference failed: " + failure;
+    } else if (has_subgraph) {
+      c.kind = CauseKind::NotInferred;
+      c.detail = "the outputs of " + f.op_type + " (a subgraph owner) are not inferred";
+    } else if (schema == nullptr) {
+      c.kind = CauseKind::NotInferred;
+      c.detail = f.domain.empty() ? "the ONNX library has no schema for " + f.op_type + " at opset " +
+                                        std::to_string(f.opset)
+                                  : "custom-domain op " + f.domain + "::" + f.op_type + " has no shape inference";
+    } else {
+      c.kind = CauseKind::DataDependent;
+      c.detail = "its output shape depends on values computed at runtime";
+    }
+    node_cause = add_cause(std::move(c));
+    return node_cause;
   }
 
   // Default-domain ops whose single output has exactly input 0's type and shape
@@ -339,10 +579,20 @@ class Walker {
     auto it = opsets_.find(f.domain);
     f.opset = it == opsets_.end() ? 0 : it->second;
     f.proto = &node;
+    current_schema_ =
+        f.opset > 0 ? guarded_schema_registry().GetSchema(f.op_type, static_cast<int>(f.opset), f.domain) : nullptr;
+    current_has_subgraph_ = std::any_of(node.attribute().begin(), node.attribute().end(), [](const auto& a) {
+      return a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS;
+    });
+    f.fold = decide_fold(node, f, current_schema_, current_has_subgraph_);
     f.inputs.reserve(input_facts_.size());
     for (int k = 0; k < node.input_size(); ++k) {
       const ValueFacts* v = input_facts_[static_cast<size_t>(k)];
-      f.inputs.push_back({node.input(k), v ? v->type : nullptr, v ? v->is_const : false, v ? v->data : nullptr});
+      if (v == nullptr) {
+        f.inputs.push_back({node.input(k), nullptr, false, nullptr, nullptr, 0});
+      } else {
+        f.inputs.push_back({node.input(k), v->type, v->is_const, v->data, v->values, v->cause});
+      }
     }
     out_.nodes.push_back(std::move(f));
   }
@@ -352,9 +602,10 @@ class Walker {
   std::map<std::string, int64_t> opsets_;
   size_t graphs_ = 0;
   const onnx::TypeProto* shared_output_type_ = nullptr;  // set by infer() for type-keeping ops
+  const onnx::OpSchema* current_schema_ = nullptr;       // the current node's, set by add_node
+  bool current_has_subgraph_ = false;
   std::vector<const ValueFacts*> input_facts_;            // the current node's inputs, looked up once
-  size_t failed_ = 0;
-  std::string first_failure_;
+  std::unordered_map<std::string, uint32_t> symbol_causes_;  // dim_param -> the graph input's cause
   size_t contradictions_ = 0;
   std::string first_contradiction_;
 };
@@ -392,6 +643,15 @@ Value constant_value(const TensorFacts& t) {
   const onnx::TensorProto* d = t.data;
   // Short reasons: this runs for every input of every checked node, and a
   // reason that fits the small-string buffer costs no allocation.
+  if (d == nullptr && t.values != nullptr) {  // shape arithmetic with symbolic or unknown elements
+    std::vector<Value> items;
+    for (const auto& e : t.values->elems) {
+      if (e.is_known()) items.push_back(Value::of_int(e.value));
+      else if (e.kind == IntElement::Kind::Symbol) items.push_back(Value::unknown("dynamic dim '" + e.symbol + "'"));
+      else items.push_back(Value::unknown("not computed"));
+    }
+    return Value::of_list(std::move(items));
+  }
   if (d == nullptr) return Value::unknown("not a constant");
   std::vector<Value> items;
   if (d->data_type() == onnx::TensorProto::INT64) {
@@ -660,6 +920,17 @@ Value model_record(const onnx::ModelProto& model, const ModelFacts& facts,
 
 }  // namespace
 
+const char* cause_kind_name(CauseKind k) {
+  switch (k) {
+    case CauseKind::DynamicInput: return "dynamic_input";
+    case CauseKind::MissingInputType: return "missing_input_type";
+    case CauseKind::InferenceFailed: return "inference_failed";
+    case CauseKind::NotInferred: return "not_inferred";
+    case CauseKind::DataDependent: return "data_dependent";
+  }
+  return "unknown";
+}
+
 int64_t max_known_opset() {
   const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto it = map.find(onnx::ONNX_DOMAIN);
@@ -678,6 +949,8 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   out.nodes.clear();
   out.notes.clear();
   out.unanalysed_functions.clear();
+  out.causes.clear();
+  out.int_values.clear();
   out.arena = std::make_unique<google::protobuf::Arena>();
   const onnx::ModelProto& model = *loaded.model;
   std::map<std::string, const onnx::TypeProto*> pinned;
@@ -708,11 +981,6 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   out.nodes.reserve(count_nodes(graph, 0));
   Walker walker(model, out, progress);
   walker.walk(graph, graph.name().empty() ? "main_graph" : graph.name(), nullptr, 0, pinned);
-  if (walker.failed_inferences() > 0) {
-    out.notes.push_back("shape inference failed on " + std::to_string(walker.failed_inferences()) + " node" +
-                        (walker.failed_inferences() == 1 ? "" : "s") + " (first: " + walker.first_failure() +
-                        "); facts that depend on their outputs are unknown");
-  }
   if (walker.contradictions() > 0) {
     out.notes.push_back("declared shapes contradict shape inference for " + std::to_string(walker.contradictions()) +
                         " value" + (walker.contradictions() == 1 ? "" : "s") + " (first: " +

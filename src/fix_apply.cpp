@@ -1,6 +1,5 @@
 #include "bpulint/fix_apply.h"
 
-#include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -12,6 +11,7 @@
 #include <set>
 
 #include "bpulint/convtranspose3d_rewrite.h"
+#include "bpulint/model_checker.h"
 #include "bpulint/model_writer.h"
 #include "bpulint/reference_kernels.h"
 
@@ -199,26 +199,11 @@ void share_identical_initializers(const std::vector<std::pair<onnx::GraphProto*,
   }
 }
 
-// The ONNX checker's own entry point resolves external data against the
-// current folder; the weights left in the source file resolve against the
-// source's folder, so the checker runs with that folder as its model dir.
-void run_checker(const onnx::ModelProto& model, const std::string& model_dir) {
-  if (!model.has_ir_version()) fail_check("the model has no ir_version");
-  std::unordered_map<std::string, int> opsets;
-  for (const auto& imp : model.opset_import()) opsets[imp.domain()] = static_cast<int>(imp.version());
-  if (opsets.empty()) fail_check("the model has no opset_import");
-  onnx::checker::CheckerContext ctx;
-  ctx.set_ir_version(static_cast<int>(model.ir_version()));
-  ctx.set_opset_imports(opsets);
-  ctx.set_model_dir(model_dir);
-  onnx::checker::LexicalScopeContext lex;
-  onnx::checker::check_graph(model.graph(), ctx, lex);
-  onnx::checker::check_model_local_functions(model, ctx, lex);
-}
-
+// The weights left in the source file resolve against the source's folder,
+// so the checker runs with that folder as its model dir.
 bool check_model_validity(const onnx::ModelProto& model, const std::string& model_dir, std::string& error) {
+  if (!check_onnx_model(model, model_dir, error)) return false;
   try {
-    run_checker(model, model_dir);
     onnx::ModelProto copy = model;
     onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/false);
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), strict);

@@ -1,6 +1,9 @@
 #include "bpulint/lint.h"
 
+#include <filesystem>
+
 #include "bpulint/evaluate.h"
+#include "bpulint/model_checker.h"
 
 namespace bpulint {
 
@@ -13,12 +16,24 @@ ModelReport lint_model(const std::string& path, const Platform& platform, const 
     r.error = error;
     return r;
   }
+  // An invalid model is refused like an unreadable one: its verdicts would
+  // be about a graph no toolchain accepts. A model newer than the ONNX
+  // library is linted without the checker, and says so.
+  const std::string cannot_check = checker_cannot_judge(*r.loaded->model);
+  const std::string folder = std::filesystem::path(path).parent_path().string();
+  if (cannot_check.empty() && !check_onnx_model(*r.loaded->model, folder, error)) {
+    r.error = "invalid ONNX model: " + error;
+    return r;
+  }
   // Rule checks overlap the walk: on a 100k-node graph they would otherwise
   // add a third to the run.
   FactProgress progress;
   bool extracted = false;
   r.diagnostics = evaluate_while_extracting(r.facts, platform, progress, [&] {
     extracted = extract_facts(*r.loaded, options, r.facts, error, &progress);
+    if (extracted && !cannot_check.empty()) {
+      r.facts.notes.push_back("not checked by the ONNX checker: " + cannot_check);
+    }
     return extracted;
   });
   if (!extracted) {

@@ -191,7 +191,8 @@ class Runner {
       broken_ = true;
       return;
     }
-    apply_config(r, *m.setup->platform, m.setup->config, o_.baseline.empty() ? nullptr : &baseline_);
+    apply_config(r, *m.setup->platform, m.setup->config, o_.baseline.empty() ? nullptr : &baseline_,
+                 o_.show_unverified);
     if (text_output()) render_text(out_, r, *m.setup->platform, text_options());
     if (!o_.pytorch_snippet.empty()) write_snippet(r);
     if (o_.fix) fix(m);
@@ -240,7 +241,7 @@ class Runner {
       m.fixed.reset();
       return;
     }
-    apply_config(*m.fixed, *m.setup->platform, m.setup->config, nullptr);
+    apply_config(*m.fixed, *m.setup->platform, m.setup->config, nullptr, o_.show_unverified);
     if (text_output()) {
       out_ << "re-lint of " << out << ":\n";
       render_text(out_, *m.fixed, *m.setup->platform, text_options());

@@ -11,6 +11,7 @@ const char* placement_name(Placement p) {
     case Placement::Cpu: return "cpu";
     case Placement::Folded: return "folded";
     case Placement::Unknown: return "unknown";
+    case Placement::RuntimeShape: return "runtime_shape";
   }
   return "unknown";
 }
@@ -20,6 +21,14 @@ std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& plat
   std::vector<Placement> out(facts.nodes.size(), Placement::Unknown);
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     const auto& n = facts.nodes[i];
+    if (n.fold == Fold::Constant) {
+      out[i] = Placement::Folded;
+      continue;
+    }
+    if (n.fold == Fold::RuntimeShape) {
+      out[i] = Placement::RuntimeShape;
+      continue;
+    }
     if (!n.domain.empty()) continue;
     switch (platform.effective_class(n.op_type)) {
       case OpClass::Bpu: out[i] = Placement::Bpu; break;
@@ -89,10 +98,13 @@ Summary summarize(const ModelFacts& facts, const std::vector<Placement>& placeme
       case Placement::Cpu: ++s.cpu; break;
       case Placement::Folded: ++s.folded; break;
       case Placement::Unknown: ++s.unknown; break;
+      case Placement::RuntimeShape: ++s.runtime_shape; break;
     }
   }
   s.cpu_islands = count_cpu_islands(facts, placement);
   for (const auto& d : diagnostics) {
+    if (d.outcome == Outcome::Unknown && !d.rule->builtin) ++s.unverified;
+    if (d.folded_into_cause) continue;
     if (!d.waiver.empty()) {
       ++s.waived;
       continue;

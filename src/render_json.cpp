@@ -80,8 +80,9 @@ void write_summary(JsonWriter& w, const ModelReport& r) {
   const Summary& s = r.summary;
   w.begin_object();
   w.member("nodes", s.nodes).member("bpu_nodes", s.bpu).member("cpu_nodes", s.cpu);
-  w.member("folded_nodes", s.folded).member("unknown_nodes", s.unknown).member("cpu_islands", s.cpu_islands);
-  w.member("errors", s.errors).member("warnings", s.warnings).member("notes", s.notes);
+  w.member("folded_nodes", s.folded).member("unknown_nodes", s.unknown).member("runtime_shape_nodes", s.runtime_shape);
+  w.member("cpu_islands", s.cpu_islands);
+  w.member("errors", s.errors).member("warnings", s.warnings).member("notes", s.notes).member("unverified", s.unverified);
   w.member("waived", s.waived).member("baselined", s.baselined);
   w.end_object();
 }

@@ -127,9 +127,11 @@ std::string summary_line(const ModelReport& r) {
   out << r.path << ": " << s.nodes << " nodes: " << s.bpu << " on BPU, " << s.cpu << " on CPU, " << s.folded
       << " folded";
   if (s.unknown > 0) out << ", " << s.unknown << " unknown";
+  if (s.runtime_shape > 0) out << ", " << s.runtime_shape << " runtime shape op" << (s.runtime_shape == 1 ? "" : "s");
   out << "; " << s.cpu_islands << " CPU island" << (s.cpu_islands == 1 ? "" : "s")
       << " (BPU<->CPU round trips); " << s.errors << " error" << (s.errors == 1 ? "" : "s") << ", " << s.warnings
       << " warning" << (s.warnings == 1 ? "" : "s") << ", " << s.notes << " note" << (s.notes == 1 ? "" : "s");
+  if (s.unverified > 0) out << " (" << s.unverified << " check" << (s.unverified == 1 ? "" : "s") << " unverified)";
   if (s.waived > 0) out << ", " << s.waived << " waived";
   if (s.baselined > 0) out << ", " << s.baselined << " in baseline";
   return out.str();

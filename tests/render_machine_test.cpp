@@ -26,7 +26,8 @@ using test::TempDir;
 
 // One model, every kind of finding on J6P:
 //   Softmax over 70000 (error), ArgMax over 40000 (warning), Hardmax (not in
-//   the database: note), Softmax over a dynamic dim (cannot verify: note),
+//   the database: note), Softmax over a dynamic dim (cannot verify: note,
+//   listed as --show-unverified does, under its root-cause note),
 //   a second Softmax error that is waived and an unnamed LogSoftmax error
 //   that is baselined. Node names: a non-UTF-8 one and one with quotes,
 //   backslashes and a newline.
@@ -83,7 +84,7 @@ struct Fixture {
     mix = lint_model(path, j6p, {});
     REQUIRE(mix.ok);
     mix.path = kMixPath;
-    apply_config(mix, j6p, config, nullptr);
+    apply_config(mix, j6p, config, nullptr, /*show_unverified=*/true);
     // As a --baseline match would (its keys are config.cpp's business).
     for (auto& d : mix.diagnostics) d.baselined = d.baselined || d.node == 5;
     mix.summary = summarize(mix.facts, mix.placement, mix.diagnostics);

@@ -81,10 +81,11 @@ TEST_CASE("BPU1103 convtranspose-output-padding: note when non-zero") {
 }
 
 TEST_CASE("unknown kernel gives cannot-verify, never a silent pass") {
-  const ModelReport r = lint_text(head() + "g (float[1,4,3,3,3] X, float W) => (float[] Y) {\n"
+  const ModelReport r = lint_text(head() + "g (float[1,4,3,3,3] X, float[?,?,?,?,?] W) => (float[1,?,?,?,?] Y) {\n"
                                            "  Y = ConvTranspose <strides = [2, 2, 2]> (X, W)\n}\n");
   CHECK(unverified(r, "BPU1101"));
-  CHECK(unverified(r, "BPU1102"));
+  // The weight's rank is known, so the kernel is 3-D and D-stride 2 is decided.
+  CHECK(fires(r, "BPU1102"));
   CHECK_FALSE(fires(r, "BPU1101"));
   for (const auto& d : r.diagnostics) {
     if (d.rule->id == "BPU1101") {
@@ -98,8 +99,14 @@ TEST_CASE("BPU2001 tensor-rank-limit: rank 10 ok, 11 fails, on BPU ops only") {
   CHECK_FALSE(fires(lint_text(unary("Sigmoid", "[1,1,1,1,1,1,1,1,1,2]")), "BPU2001"));
   CHECK(fires(lint_text(unary("Sigmoid", "[1,1,1,1,1,1,1,1,1,1,2]")), "BPU2001"));
   CHECK_FALSE(fires(lint_text(unary("Relu", "[1,1,1,1,1,1,1,1,1,1,2]")), "BPU2001"));  // folded
-  // An attribute named like a fact cannot spoof it.
-  CHECK(fires(lint_text(unary("Sigmoid", "[1,1,1,1,1,1,1,1,1,1,2]", "max_rank = 1")), "BPU2001"));
+  // An attribute named like a fact cannot spoof it: ONNX's checker refuses
+  // the model, and the layers below the checker ignore the attribute.
+  TempDir dir;
+  const std::string spoof = save_model(dir, "spoof.onnx", model_from_text(unary("Sigmoid", "[1,1,1,1,1,1,1,1,1,1,2]", "max_rank = 1")));
+  const ModelReport refused = lint_model(spoof, platform("j6p"), {});
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.error.find("Unrecognized attribute: max_rank") != std::string::npos);
+  CHECK(fires(lint_unchecked(spoof), "BPU2001"));
 }
 
 TEST_CASE("BPU3001 softmax-axis-size at both edges, old and new opsets") {

@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include "bpulint/evaluate.h"
+
 #include <doctest/doctest.h>
 #include <onnx/defs/parser.h>
 #include <sys/wait.h>
@@ -8,17 +10,56 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
 
 namespace bpulint::test {
 
+namespace {
+
+// Fixtures write graph outputs as `float[] Y` (no shape) to stay short, but
+// ONNX's checker, which bpu-lint runs on every model, requires a declared
+// shape: give them the shape the fact walk infers, as an exporter would.
+// Outputs nothing can be inferred for keep no shape (and fail the checker).
+void declare_output_shapes(onnx::ModelProto& model) {
+  bool missing = false;
+  for (const auto& o : model.graph().output()) {
+    missing = missing || (o.type().has_tensor_type() && !o.type().tensor_type().has_shape());
+  }
+  if (!missing) return;
+  LoadedModel loaded;
+  loaded.path = "<fixture>";
+  loaded.model = &model;
+  ModelFacts facts;
+  std::string error;
+  if (!extract_facts(loaded, {}, facts, error)) return;
+  std::map<std::string, const onnx::TypeProto*> inferred;
+  for (const auto& n : facts.nodes) {
+    if (n.graph_id != 0) continue;
+    for (const auto& t : n.outputs) {
+      if (t.type != nullptr && t.type->has_tensor_type() && t.type->tensor_type().has_shape()) {
+        inferred[std::string(t.name)] = t.type;
+      }
+    }
+  }
+  for (auto& o : *model.mutable_graph()->mutable_output()) {
+    auto it = inferred.find(o.name());
+    if (o.type().has_tensor_type() && !o.type().tensor_type().has_shape() && it != inferred.end()) {
+      *o.mutable_type() = *it->second;
+    }
+  }
+}
+
+}  // namespace
+
 onnx::ModelProto model_from_text(const std::string& text) {
   onnx::ModelProto model;
   const auto status = onnx::OnnxParser::Parse(model, text.c_str());
   INFO(status.ErrorMessage());
   REQUIRE(status.IsOK());
+  declare_output_shapes(model);
   return model;
 }
 
@@ -69,6 +110,20 @@ const Platform& platform(const std::string& name) {
   const Platform* p = database().find(name);
   REQUIRE(p != nullptr);
   return *p;
+}
+
+ModelReport lint_unchecked(const std::string& path, const std::string& platform_name) {
+  ModelReport r;
+  r.path = path;
+  r.loaded = std::make_unique<LoadedModel>();
+  if (!load_model(path, *r.loaded, r.error) || !extract_facts(*r.loaded, {}, r.facts, r.error)) return r;
+  const Platform& p = platform(platform_name);
+  r.diagnostics = evaluate(r.facts, p);
+  r.placement = place_nodes(r.facts, p, r.diagnostics);
+  r.summary = summarize(r.facts, r.placement, r.diagnostics);
+  r.fix_plans = plan_fixes(r.facts, r.diagnostics, p);
+  r.ok = true;
+  return r;
 }
 
 ModelReport lint_text(const std::string& text, const std::string& platform_name, const FactOptions& options) {

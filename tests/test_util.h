@@ -41,6 +41,11 @@ const Platform& platform(const std::string& name);
 ModelReport lint_text(const std::string& text, const std::string& platform_name = "j6p",
                       const FactOptions& options = {});
 
+// The pipeline below the ONNX checker (load, facts, evaluate, placement,
+// fix plans), as the fuzz targets drive it: the layers behind the gate must
+// stay safe, and keep their promises, on graphs the checker would refuse.
+ModelReport lint_unchecked(const std::string& path, const std::string& platform_name = "j6p");
+
 // Rule ids of failed (not unknown) diagnostics, in output order.
 std::vector<std::string> failed_rules(const ModelReport& report);
 std::vector<std::string> unknown_rules(const ModelReport& report);

@@ -13,6 +13,7 @@ namespace builtin {
 constexpr const char* kOpNotInDatabase = "BPU0001";
 constexpr const char* kOpRunsOnCpu = "BPU0002";
 constexpr const char* kModelNote = "BPU0003";
+constexpr const char* kUnverifiedRoot = "BPU0004";
 }  // namespace builtin
 
 const std::vector<Rule>& builtin_rules();

@@ -54,10 +54,13 @@ bool load_baseline(const std::string& path, Baseline& baseline, std::string& err
 // The YAML text of a baseline holding every shown finding of the reports.
 std::string baseline_text(const std::vector<const ModelReport*>& reports, const std::string& baseline_path);
 
-// Applies select/ignore, severity overrides, waivers and the baseline to a
-// report, then recomputes placement and summary from what remains. `baseline`
-// may be null. Waivers and baseline entries count their matches.
-void apply_config(ModelReport& report, const Platform& platform, Config& config, Baseline* baseline);
+// Applies select/ignore and severity overrides, folds unverified checks into
+// their root causes (fold_unverified; `show_unverified` keeps them listed),
+// then waivers and the baseline, and recomputes placement and summary from
+// what remains. `baseline` may be null. Waivers and baseline entries count
+// their matches.
+void apply_config(ModelReport& report, const Platform& platform, Config& config, Baseline* baseline,
+                  bool show_unverified = false);
 
 // The model path as a baseline records it: relative to the baseline's folder.
 std::string baseline_model_key(const std::string& model_path, const std::string& baseline_path);

@@ -20,10 +20,15 @@ struct Diagnostic {
   long node = -1;              // index into ModelFacts::nodes; -1 = the model itself
   Trace facts;                 // fact references and their values, e.g. kernel_shape[0] = 5
   std::vector<std::string> fixes;
+  // For Outcome::Unknown: the root cause upstream that left the fact unknown
+  // (1-based index into ModelFacts::causes; 0 = none, the unknown is local).
+  uint32_t cause = 0;
+  // Set by fold_unverified: this check's note was folded into its root cause's note.
+  bool folded_into_cause = false;
   // Set after evaluation by the configuration, never by rules:
   std::string waiver;          // the matching waiver's reason; "" = not waived
   bool baselined = false;      // matched --baseline: known, not new
-  bool shown() const { return waiver.empty() && !baselined; }
+  bool shown() const { return waiver.empty() && !baselined && !folded_into_cause; }
 };
 
 }  // namespace bpulint

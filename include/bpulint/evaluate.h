@@ -20,4 +20,12 @@ std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platfo
 std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const Platform& platform,
                                                   FactProgress& progress, const std::function<bool()>& extract);
 
+// One root cause, one note: every "cannot verify" whose unknown fact traces
+// back to a root cause (ModelFacts::causes) is folded into a single BPU0004
+// note at the origin that counts them and says how to resolve it. Inference
+// failures get a note even when nothing depends on them. With
+// `keep_individual` the folded checks stay listed too. Idempotent: notes from
+// an earlier call are replaced.
+void fold_unverified(const ModelFacts& facts, std::vector<Diagnostic>& diagnostics, bool keep_individual);
+
 }  // namespace bpulint

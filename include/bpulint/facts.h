@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <map>
 #include <set>
@@ -24,11 +25,65 @@ namespace bpulint {
 // The fix engine's walk over a model copy must visit the same nodes.
 constexpr int kMaxSubgraphDepth = 64;
 
+// The integer values of a small tensor that shape arithmetic computes (Shape,
+// Gather, Concat, Slice, Add, ...): a scalar or a short 1-D list whose
+// elements are each known, a symbolic dim of a graph input (dim_param, e.g.
+// the batch 'N') or unknown. What ONNX 1.12's data propagation does, for every
+// opset, and with symbols carried through.
+struct IntElement {
+  enum class Kind : uint8_t { Known, Symbol, Unknown };
+  Kind kind = Kind::Unknown;
+  int64_t value = 0;   // Known
+  std::string symbol;  // Symbol: the dim_param
+  static IntElement known(int64_t v) { return {Kind::Known, v, {}}; }
+  static IntElement sym(std::string s) { return {Kind::Symbol, 0, std::move(s)}; }
+  static IntElement unknown() { return {}; }
+  bool is_known() const { return kind == Kind::Known; }
+};
+
+struct IntValues {
+  bool scalar = false;  // rank 0; otherwise rank 1
+  int32_t elem_type = 7;  // onnx::TensorProto::DataType of the tensor (7 = INT64); values are integral
+  std::vector<IntElement> elems;
+  bool all_known() const;
+};
+
+// Why something about a tensor is unknown: the one place upstream where the
+// knowledge stopped. Every "cannot verify" that traces back to it is reported
+// once, at the origin, with the count (see fold_unverified in config.h).
+enum class CauseKind {
+  DynamicInput,     // a graph input has a dynamic dim that was not pinned
+  MissingInputType, // a graph input has no type or no shape
+  InferenceFailed,  // ONNX shape inference threw on a node
+  NotInferred,      // no inference for the op: custom domain, unknown op, If/Loop/Scan outputs
+  DataDependent,    // the output shape depends on tensor data (NonZero, a runtime Reshape target, ...)
+};
+const char* cause_kind_name(CauseKind k);
+
+struct RootCause {
+  CauseKind kind = CauseKind::NotInferred;
+  long node = -1;      // walk index of the node where it starts; -1 = a graph input
+  std::string input;   // the graph input (DynamicInput, MissingInputType)
+  std::string detail;  // what happened, one line
+  std::string hint;    // how to resolve it, "" when nothing can be done from the command line
+};
+
 struct TensorFacts {
   std::string_view name;                  // "" = omitted optional input; views the ModelProto
   const onnx::TypeProto* type = nullptr;  // nullptr = nothing known
-  bool is_const = false;                  // initializer or Constant output
-  const onnx::TensorProto* data = nullptr;  // inline constant data, when small enough to be kept inline
+  // Known before runtime: an initializer, a Constant, or computed only from
+  // those and static dims (the toolchain constant-folds the producer).
+  bool is_const = false;
+  const onnx::TensorProto* data = nullptr;  // constant integer data: inline, or computed by the walk
+  const IntValues* values = nullptr;        // integer values computed by the walk (may hold symbols)
+  uint32_t cause = 0;                       // 1-based index into ModelFacts::causes; 0 = fully known
+};
+
+// What the toolchain does with a node before placing it, decided by the walk.
+enum class Fold : uint8_t {
+  None,          // placed by its op class and rules
+  Constant,      // every input is known before runtime: constant-folded away
+  RuntimeShape,  // shape arithmetic on a dynamic dim: stays in the graph until the input is pinned
 };
 
 struct NodeFacts {
@@ -42,6 +97,7 @@ struct NodeFacts {
   std::string domain;        // "" for the default ONNX domain
   int64_t opset = 0;
   const onnx::NodeProto* proto = nullptr;  // into the LoadedModel, which must outlive the facts
+  Fold fold = Fold::None;
   std::vector<TensorFacts> inputs;
   std::vector<TensorFacts> outputs;
 
@@ -63,6 +119,9 @@ struct ModelFacts {
   std::vector<std::string> notes;     // model-level notes (opset too new, inference issues)
   int64_t default_opset = 0;
   std::vector<std::string> unanalysed_functions;  // model-local functions, "domain.name (N nodes)"
+  std::vector<RootCause> causes;      // TensorFacts::cause - 1 indexes this
+  std::deque<IntValues> int_values;   // TensorFacts::values points here (a deque: addresses stay put)
+  const RootCause* cause(uint32_t id) const { return id == 0 || id > causes.size() ? nullptr : &causes[id - 1]; }
   // Inferred and pinned types live on an arena: one allocation per block,
   // not per message, and stable addresses for the pointers above.
   std::unique_ptr<google::protobuf::Arena> arena;

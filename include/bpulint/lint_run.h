@@ -31,6 +31,7 @@ struct RunOptions {
   bool isolated = false;                    // --isolated: no configuration file
   std::optional<std::vector<std::string>> select, ignore;  // CLI overrides the configuration
   bool show_waived = false;
+  bool show_unverified = false;             // list each check folded into a root-cause note
   bool statistics = false;
   std::string baseline;
   std::string write_baseline;

@@ -11,7 +11,9 @@
 
 namespace bpulint {
 
-enum class Placement { Bpu, Cpu, Folded, Unknown };
+// RuntimeShape: shape arithmetic on a dynamic dim (see Fold); it folds away
+// once the input is pinned, and is neither a BPU nor a CPU op before that.
+enum class Placement { Bpu, Cpu, Folded, Unknown, RuntimeShape };
 const char* placement_name(Placement p);
 
 struct Summary {
@@ -20,16 +22,23 @@ struct Summary {
   size_t cpu = 0;
   size_t folded = 0;
   size_t unknown = 0;
+  size_t runtime_shape = 0;  // shape arithmetic on dynamic dims
   size_t cpu_islands = 0;
   size_t errors = 0;
   size_t warnings = 0;
   size_t notes = 0;
+  // Rule checks that ended in "cannot verify" for lack of a fact, whether
+  // shown one by one or folded into a root-cause note (placement-unknown ops
+  // are not checks: they are `unknown` above).
+  size_t unverified = 0;
   size_t waived = 0;     // hidden by a waiver (not in errors/warnings/notes)
   size_t baselined = 0;  // hidden by the baseline
 };
 
-// A node goes to the CPU when its op is classified `cpu` or an error-level
-// cpu_fallback rule fails on it; otherwise it keeps its op class.
+// A node the walk constant-folds is folded; shape arithmetic on a dynamic dim
+// is RuntimeShape. Otherwise a node goes to the CPU when its op is classified
+// `cpu` or an error-level cpu_fallback rule fails on it, and keeps its op
+// class when not.
 std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& platform,
                                    const std::vector<Diagnostic>& diagnostics);
 

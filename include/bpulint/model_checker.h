@@ -1,0 +1,22 @@
+// ONNX's own checker, as the gate every model passes before it is linted
+// and every rewritten model passes before it is written.
+#pragma once
+
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+namespace bpulint {
+
+// Runs the C++ ONNX checker (graph, nodes against their schemas, topological
+// order, SSA, opset imports, model-local functions). `model_dir` resolves
+// external data references, which are checked to exist but never read, so
+// the lean model of a big file is checked without its weights. Returns false
+// with the checker's reason on one line.
+bool check_onnx_model(const onnx::ModelProto& model, const std::string& model_dir, std::string& error);
+
+// Why the linked ONNX library cannot judge the model (an IR version or a
+// default-domain opset newer than it knows), or "" when it can.
+std::string checker_cannot_judge(const onnx::ModelProto& model);
+
+}  // namespace bpulint

@@ -1,0 +1,97 @@
+#include "bpulint/model_checker.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+
+#include <exception>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace bpulint {
+using onnx::checker::ValidationError;
+namespace {
+
+// The checker's messages span lines and end with a context block that names
+// the node ("==> Context: Bad node spec for node. Name: conv OpType: Conv").
+// One line: the reason, then the node.
+std::string one_line(const std::string& what) {
+  std::string reason = what, context;
+  if (auto at = what.find("==> Context:"); at != std::string::npos) {
+    reason = what.substr(0, at);
+    context = what.substr(at + 12);
+    if (auto name = context.find("Name: "); name != std::string::npos) context = context.substr(name);
+    else context.clear();
+  }
+  auto squash = [](const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      const bool space = c == '\n' || c == '\r' || c == '\t' || c == ' ';
+      if (space) {
+        if (!out.empty() && out.back() != ' ') out += ' ';
+      } else {
+        out += c;
+      }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+  };
+  std::string line = squash(reason);
+  context = squash(context);  // "Name: conv OpType: Conv"
+  if (auto op = context.find(" OpType: "); op != std::string::npos && context.compare(0, 6, "Name: ") == 0) {
+    line += " (node '" + context.substr(6, op - 6) + "', " + context.substr(op + 9) + ")";
+  } else if (!context.empty()) {
+    line += " (" + context + ")";
+  }
+  return line;
+}
+
+}  // namespace
+
+std::string checker_cannot_judge(const onnx::ModelProto& model) {
+  if (model.ir_version() > onnx::IR_VERSION) {
+    return "IR version " + std::to_string(model.ir_version()) + " is newer than the ONNX library's (" +
+           std::to_string(onnx::IR_VERSION) + ")";
+  }
+  const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (const auto& imp : model.opset_import()) {
+    const std::string domain = imp.domain() == "ai.onnx" ? "" : imp.domain();
+    auto it = map.find(domain);
+    if (it != map.end() && imp.version() > it->second.second) {
+      return "opset " + std::to_string(imp.version()) + (domain.empty() ? "" : " of " + domain) +
+             " is newer than the ONNX library's (" + std::to_string(it->second.second) + ")";
+    }
+  }
+  return {};
+}
+
+bool check_onnx_model(const onnx::ModelProto& model, const std::string& model_dir, std::string& error) {
+  try {
+    // What onnx::checker::check_model(ModelProto) does, with a model folder
+    // for external data (that overload has none).
+    if (model.ir_version() <= 0) fail_check("the model has no ir_version");
+    std::unordered_set<std::string> keys;
+    for (const auto& entry : model.metadata_props()) {
+      if (!keys.insert(entry.key()).second) fail_check("duplicate key '", entry.key(), "' in metadata_props");
+    }
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& imp : model.opset_import()) opsets[imp.domain()] = static_cast<int>(imp.version());
+    if (model.ir_version() >= 3 && opsets.empty()) fail_check("the model has no opset_import");
+    if (model.ir_version() < 3 && !opsets.empty()) {
+      fail_check("a model with IR version < 3 cannot have opset_import");
+    }
+    if (opsets.empty()) opsets[onnx::ONNX_DOMAIN] = 1;
+    onnx::checker::CheckerContext ctx;
+    ctx.set_ir_version(static_cast<int>(model.ir_version()));
+    ctx.set_opset_imports(opsets);
+    ctx.set_model_dir(model_dir.empty() ? "." : model_dir);
+    onnx::checker::LexicalScopeContext lex;
+    onnx::checker::check_graph(model.graph(), ctx, lex);
+    if (model.ir_version() >= 8) onnx::checker::check_model_local_functions(model, ctx, lex);
+  } catch (const std::exception& e) {
+    error = one_line(e.what());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace bpulint
