@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-packages=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libcli11-dev doctest-dev)
+packages=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libcli11-dev doctest-dev nlohmann-json3-dev)
 if [[ ${1:-} == --test ]]; then
   packages+=(python3-onnx python3-numpy python3-torch pre-commit git)
   # Node.js may already come from elsewhere (with npm bundled); Debian's own

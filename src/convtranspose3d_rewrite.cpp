@@ -34,15 +34,26 @@ int64_t out_size(const ConvTransposeParams& p, size_t axis) {
   return out;
 }
 
-bool well_formed(const ConvTransposeParams& p, std::string& why_not) {
+// The attributes a rewrite reads: a 3-D kernel with matching attribute ranks.
+bool attributes_well_formed(const ConvTransposeParams& p, std::string& why_not) {
   const size_t r = p.kernel.size();
   if (r != 3) {
     why_not = "not a 3-D ConvTranspose";
     return false;
   }
-  if (p.strides.size() != r || p.dilations.size() != r || p.output_padding.size() != r || p.pads.size() != 2 * r ||
-      p.input_shape.size() != r + 2) {
+  if (p.strides.size() != r || p.dilations.size() != r || p.output_padding.size() != r || p.pads.size() != 2 * r) {
     why_not = "attribute ranks do not match the kernel";
+    return false;
+  }
+  return true;
+}
+
+// The shapes a rewrite reads: static input dims (the batch may be dynamic),
+// channels that match the weight and group, positive output sizes.
+bool shapes_well_formed(const ConvTransposeParams& p, std::string& why_not) {
+  const size_t r = p.kernel.size();
+  if (p.input_shape.size() != r + 2) {
+    why_not = "input shape is not known";
     return false;
   }
   for (size_t i = 1; i < p.input_shape.size(); ++i) {
@@ -62,6 +73,10 @@ bool well_formed(const ConvTransposeParams& p, std::string& why_not) {
     }
   }
   return true;
+}
+
+bool well_formed(const ConvTransposeParams& p, std::string& why_not) {
+  return attributes_well_formed(p, why_not) && shapes_well_formed(p, why_not);
 }
 
 bool axis_non_overlapping(const ConvTransposeParams& p, size_t a, const char* axis, std::string& why_not) {
@@ -191,14 +206,21 @@ std::string NameAllocator::fresh(const std::string& base) {
 }
 
 bool fix_applies(const std::string& fix, const ConvTransposeParams& p, std::string& why_not) {
-  if (!well_formed(p, why_not)) return false;
-  if (fix == fix_id::kConvTranspose2d) return axis_non_overlapping(p, 0, "D", why_not);
-  if (fix == fix_id::kConv3d1x1x1) {
-    return axis_non_overlapping(p, 0, "D", why_not) && axis_non_overlapping(p, 1, "H", why_not) &&
-           axis_non_overlapping(p, 2, "W", why_not);
+  // The attributes decide first: an overlapping axis is the real blocker even
+  // when a shape is missing too.
+  if (!attributes_well_formed(p, why_not)) return false;
+  if (fix == fix_id::kConvTranspose2d) {
+    if (!axis_non_overlapping(p, 0, "D", why_not)) return false;
+  } else if (fix == fix_id::kConv3d1x1x1) {
+    if (!axis_non_overlapping(p, 0, "D", why_not) || !axis_non_overlapping(p, 1, "H", why_not) ||
+        !axis_non_overlapping(p, 2, "W", why_not)) {
+      return false;
+    }
+  } else {
+    why_not = "unknown fix '" + fix + "'";
+    return false;
   }
-  why_not = "unknown fix '" + fix + "'";
-  return false;
+  return shapes_well_formed(p, why_not);
 }
 
 FixCost predict_cost(const std::string& fix, const ConvTransposeParams& p) {

@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -220,10 +221,19 @@ bool check_model_validity(const onnx::ModelProto& model, const std::string& mode
 const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not) {
   if (strategy == "auto") {
     if (const FixOption* r = plan.recommended()) return r;
-    why_not = "no fix applies";
+    // The blocker first; said once when every fix kind has the same one.
+    std::vector<std::pair<std::string, std::string>> reasons;
     for (const auto& o : plan.options) {
-      if (!o.applicable) why_not += "; " + o.id + ": " + o.why_not;
-      else if (!o.new_violations.empty()) why_not += "; " + o.id + ": its nodes break " + o.new_violations.front();
+      if (!o.applicable) reasons.push_back({o.id, o.why_not});
+      else if (!o.new_violations.empty()) reasons.push_back({o.id, "its nodes break " + o.new_violations.front()});
+    }
+    const bool same = std::all_of(reasons.begin(), reasons.end(),
+                                  [&](const auto& r) { return r.second == reasons.front().second; });
+    if (!reasons.empty() && same) {
+      why_not = reasons.front().second + " (no fix applies)";
+    } else {
+      why_not = "no fix applies";
+      for (const auto& [id, reason] : reasons) why_not += "; " + id + ": " + reason;
     }
     return nullptr;
   }

@@ -135,22 +135,12 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
     return false;
   }
   p.has_bias = inputs.size() > 2 && inputs[2].field("present")->as_bool();
-  const Value* x = inputs[0].field("shape");
-  if (x->kind() != Value::Kind::List) {
-    why_not = "the input shape is not known";
-    return false;
-  }
+  // Unknown input dims are recorded as -1: whether a rewrite applies is
+  // decided on the attributes first, so the real blocker is named first.
   p.input_shape.clear();
-  for (size_t i = 0; i < x->items().size(); ++i) {
-    const Value& dim = x->items()[i];
-    if (dim.kind() == Value::Kind::Int) {
-      p.input_shape.push_back(dim.as_int());
-    } else if (i == 0) {
-      p.input_shape.push_back(-1);  // dynamic batch: the rewrites reshape with -1
-    } else {
-      why_not = "input dim " + std::to_string(i) + " is dynamic (pin it with --input-shape)";
-      return false;
-    }
+  const Value* x = inputs[0].field("shape");
+  if (x->kind() == Value::Kind::List) {
+    for (const Value& dim : x->items()) p.input_shape.push_back(dim.kind() == Value::Kind::Int ? dim.as_int() : -1);
   }
   return true;
 }
@@ -196,7 +186,16 @@ std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<D
       o.safety = kind ? kind->safety : "unsafe";
       if (!plan.params_known) {
         o.why_not = why_not;
-      } else if (fix_applies(id, plan.params, o.why_not)) {
+      } else if (!fix_applies(id, plan.params, o.why_not)) {
+        // A missing shape: say which graph input to pin, when that is the cause.
+        const RootCause* cause = facts.cause(n.inputs.empty() ? 0 : n.inputs[0].cause);
+        const bool shape_missing = plan.params.input_shape.size() != plan.params.kernel.size() + 2 ||
+                                   std::any_of(plan.params.input_shape.begin() + 1, plan.params.input_shape.end(),
+                                               [](int64_t d) { return d < 0; });
+        if (shape_missing && cause != nullptr && !cause->hint.empty() && o.why_not.rfind("input ", 0) == 0) {
+          o.why_not += "; " + cause->hint;
+        }
+      } else {
         o.applicable = true;
         o.cost = predict_cost(id, plan.params);
         const std::string key = violation_key(id, n, plan.params);

@@ -12,7 +12,7 @@ entry in OUTDIR/fixtures.json:
    "convtranspose3d_nodes": total 3-D ConvTranspose nodes,
    "expect": {"convtranspose2d": {"exit": 0|1, "rewritten": K}, "conv3d-1x1x1": {...},
               "auto": {...} (same as convtranspose2d)},
-   "description": ...}
+   "description": ..., "args": extra bpu-lint arguments (e.g. an --input-shape pin)}
 
 Each model is asserted to pass onnx.checker.check_model(full_check=True) and strict shape
 inference before it is written.
@@ -328,9 +328,37 @@ def fx_untouched():
         "extra: a BPU-legal 3-D ConvTranspose k(1,2,2)s(1,2,2) and a 2-D one stay; only the k2s2 node is rewritten"
 
 
+# Real torch.onnx.export output (tests/exports/export_models.py): what users lint. The decoder
+# lifts BEV features to 3-D with view(B, C, Z, H, W) (a Shape->Gather->Concat chain feeding the
+# Reshape when the batch is dynamic), then up1/up2 (k=s=2, rewritten) and up3 (kernel D 3,
+# stride 2: overlaps along D, stays an error, so every run exits 1).
+EXPORTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "exports")
+
+
+def fx_export_occupancy_static():
+    return onnx.load(os.path.join(EXPORTS, "occupancy_static.onnx")), [{"bev": [1, 64, 10, 10]}], both(1, 2), \
+        "torch export: occupancy decoder, static batch", {"name": "export_occupancy_static"}
+
+
+def fx_export_occupancy_dynamic():
+    return onnx.load(os.path.join(EXPORTS, "occupancy_dynamic.onnx")), \
+        [{"bev": [1, 64, 10, 10]}, {"bev": [2, 64, 10, 10]}], both(1, 2), \
+        "torch export: occupancy decoder, dynamic batch N (run at N=1 and N=2)", \
+        {"name": "export_occupancy_dynamic"}
+
+
+def fx_export_occupancy_dynamic_pinned():
+    # A pin is a lint assumption, not a change to the model: the fixed model keeps N.
+    return onnx.load(os.path.join(EXPORTS, "occupancy_dynamic.onnx")), \
+        [{"bev": [1, 64, 10, 10]}, {"bev": [2, 64, 10, 10]}], both(1, 2), \
+        "torch export: occupancy decoder, dynamic batch, linted with --input-shape bev=1x64x10x10", \
+        {"name": "export_occupancy_pinned", "args": ["--input-shape", "bev=1x64x10x10"]}
+
+
 FIXTURES = [fx_case_study, fx_dynamic_batch, fx_no_bias, fx_groups, fx_hw_overlap, fx_shared_weights,
             fx_shared_with_other_user, fx_name_collisions, fx_unnamed, fx_overlapping,
-            fx_d_axis_blockers, fx_mixed, fx_implicit_attrs, fx_untouched]
+            fx_d_axis_blockers, fx_mixed, fx_implicit_attrs, fx_untouched,
+            fx_export_occupancy_static, fx_export_occupancy_dynamic, fx_export_occupancy_dynamic_pinned]
 
 
 def count_ct3d(model):
@@ -358,14 +386,15 @@ def main(argv):
     os.makedirs(outdir, exist_ok=True)
     manifest = []
     for fx in FIXTURES:
-        model, shape_sets, expect, description = fx()
-        name = model.graph.name
+        model, shape_sets, expect, description, *extra = fx()
+        extra = extra[0] if extra else {}
+        name = extra.get("name", model.graph.name)
         onnx.checker.check_model(model, full_check=True)
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-        # The declared output shapes must be what inference derives (catches fixture typos).
-        got = {vi.name: vi for vi in inferred.graph.output}
-        for vi in model.graph.output:
-            assert dims_of(vi) == dims_of(got[vi.name]), (name, vi.name, dims_of(vi), dims_of(got[vi.name]))
+        if not extra:  # built here: the declared output shapes must be what inference derives (catches typos)
+            inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+            got = {vi.name: vi for vi in inferred.graph.output}
+            for vi in model.graph.output:
+                assert dims_of(vi) == dims_of(got[vi.name]), (name, vi.name, dims_of(vi), dims_of(got[vi.name]))
         # auto = each node's recommended fix; convtranspose2d applies wherever conv3d-1x1x1 does,
         # so auto rewrites exactly the nodes convtranspose2d rewrites.
         expect["auto"] = dict(expect["convtranspose2d"])
@@ -390,7 +419,7 @@ def main(argv):
             json.dump(shape_sets, f)
         manifest.append({"name": name, "file": file, "shapes_file": shapes_file, "inputs": inputs,
                          "nodes": len(model.graph.node), "convtranspose3d_nodes": total,
-                         "expect": expect, "description": description})
+                         "expect": expect, "description": description, "args": extra.get("args", [])})
     with open(os.path.join(outdir, "fixtures.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     print("%d fixtures written to %s" % (len(manifest), outdir))

@@ -71,14 +71,16 @@ if ! "$PY" "$HERE/make_fixtures.py" "$FIX" >"$WORKDIR/make_fixtures.log" 2>&1; t
   harness_fail "make_fixtures.py failed (log: $WORKDIR/make_fixtures.log)"
 fi
 
-# One line per case: name file shapes_file strategy exit rewritten (strategy "baseline" first).
+# One line per case: name file shapes_file strategy exit rewritten [extra bpu-lint args...]
+# (strategy "baseline" first).
 if ! PLAN="$("$PY" - "$FIX/fixtures.json" "${STRATEGIES[@]}" <<'EOF'
 import json, sys
 for f in json.load(open(sys.argv[1])):
-    print(f["name"], f["file"], f["shapes_file"], "baseline", 1, 0)
+    args = " ".join(f.get("args", []))
+    print(f["name"], f["file"], f["shapes_file"], "baseline", 1, 0, args)
     for s in sys.argv[2:]:
         e = f["expect"][s]
-        print(f["name"], f["file"], f["shapes_file"], s, e["exit"], e["rewritten"])
+        print(f["name"], f["file"], f["shapes_file"], s, e["exit"], e["rewritten"], args)
 EOF
 )"; then
   harness_fail "cannot plan the cases from $FIX/fixtures.json (unknown name in ORACLE_STRATEGIES?)"
@@ -122,7 +124,8 @@ run_checks() { # run_checks ORIG FIXED EXPECTED_REWRITTEN SHAPES LOGDIR [STRATEG
   fi
 }
 
-while read -r -u 3 name file shapes s want_exit want_rew; do
+while read -r -u 3 name file shapes s want_exit want_rew extra; do
+  read -r -a EXTRA <<<"$extra"
   orig="$FIX/$file"
   shapes_path="$FIX/$shapes"
   REASONS=()
@@ -133,7 +136,7 @@ while read -r -u 3 name file shapes s want_exit want_rew; do
 
   if [ "$s" = baseline ]; then
     # The fixture has error-level findings, and the oracle accepts ORIG vs ORIG.
-    timeout "$TIMEOUT" "$BPU_LINT" "$input" --platform j6p >"$dir/lint.out" 2>"$dir/lint.err"
+    timeout "$TIMEOUT" "$BPU_LINT" "$input" --platform j6p "${EXTRA[@]}" >"$dir/lint.out" 2>"$dir/lint.err"
     rc=$?
     [ "$rc" -eq "$want_exit" ] || REASONS+=("plain lint exit $rc, expected $want_exit (the fixture must have error-level findings)")
     run_checks "$orig" "$orig" 0 "$shapes_path" "$dir"
@@ -143,7 +146,7 @@ while read -r -u 3 name file shapes s want_exit want_rew; do
 
   out="$dir/fixed.onnx"
   before="$(sha256sum "$input" | cut -d' ' -f1)"
-  timeout "$TIMEOUT" "$BPU_LINT" "$input" --platform j6p --fix --fix-strategy "$s" \
+  timeout "$TIMEOUT" "$BPU_LINT" "$input" --platform j6p "${EXTRA[@]}" --fix --fix-strategy "$s" \
     --fixed-model "$out" >"$dir/lint.out" 2>"$dir/lint.err"
   rc=$?
   after="$(sha256sum "$input" | cut -d' ' -f1)"

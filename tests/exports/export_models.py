@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+"""Export the real-PyTorch test models in tests/exports/ (what users actually lint).
+
+Why this exists: hand-built graphs never contain what torch.onnx.export writes
+around the layers that matter: Shape -> Gather -> Concat chains feeding Reshape
+(`x.view(B, C, Z, H, W)`), `interpolate(size=t.shape[-2:])`, the int64 shape
+arithmetic of nn.MultiheadAttention, Where/masked_fill masks, Identity nodes
+aliasing one initializer to another. These exports pin bpu-lint's verdicts on
+them (tests/exports_test.cpp) and feed the ONNX Runtime oracle.
+
+Every model is small (a few hundred KiB at most), seeded, exported in eval
+mode with fixed options: two runs give byte-identical files.
+
+Usage: /usr/bin/python3 tests/exports/export_models.py [OUT_DIR]   (default: this folder)
+"""
+import os
+import sys
+
+import onnx
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+SEED = 20261201
+
+
+class Block(nn.Module):
+    """A pre-norm transformer block around nn.MultiheadAttention."""
+
+    def __init__(self, dim, heads, batch_first=True):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=batch_first)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, dim * 2), nn.GELU(), nn.Linear(dim * 2, dim))
+
+    def forward(self, x):
+        y = self.norm1(x)
+        x = x + self.attn(y, y, y, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class TinyViT(nn.Module):
+    """Patch embedding, class token, two MultiheadAttention blocks, a linear head."""
+
+    def __init__(self, dim=32, heads=4, patch=8, image=32, classes=10):
+        super().__init__()
+        self.patch = nn.Conv2d(3, dim, patch, stride=patch)
+        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos = nn.Parameter(torch.zeros(1, (image // patch) ** 2 + 1, dim))
+        self.blocks = nn.Sequential(Block(dim, heads), Block(dim, heads))
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, images):
+        x = self.patch(images).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+        x = self.blocks(x)
+        return self.head(self.norm(x[:, 0]))
+
+
+class TinyViTSeqFirst(TinyViT):
+    """The same ViT with nn.MultiheadAttention's default sequence-first layout, whose export
+    computes the batch and head sizes from Shape at runtime (Gather(Shape(x), 1) * heads...)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(Block(32, 4, batch_first=False), Block(32, 4, batch_first=False))
+
+    def forward(self, images):
+        x = self.patch(images).flatten(2).permute(2, 0, 1)
+        x = torch.cat([self.cls.expand(-1, x.shape[1], -1), x], dim=0) + self.pos.transpose(0, 1)
+        x = self.blocks(x)
+        return self.head(self.norm(x[0]))
+
+
+class FPNHead(nn.Module):
+    """Top-down FPN: coarse maps upsampled to the finer map's size, read from its shape."""
+
+    def __init__(self, c3=16, c4=32, c5=64, out=16):
+        super().__init__()
+        self.lat3 = nn.Conv2d(c3, out, 1)
+        self.lat4 = nn.Conv2d(c4, out, 1)
+        self.lat5 = nn.Conv2d(c5, out, 1)
+        self.smooth = nn.Conv2d(out, out, 3, padding=1)
+
+    def forward(self, p3, p4, p5):
+        t5 = self.lat5(p5)
+        t4 = self.lat4(p4) + F.interpolate(t5, size=p4.shape[-2:], mode="nearest")
+        t3 = self.lat3(p3) + F.interpolate(t4, size=p3.shape[-2:], mode="bilinear", align_corners=False)
+        return self.smooth(t3)
+
+
+class OccupancyDecoder(nn.Module):
+    """BEV features lifted to 3-D with view(B, C, Z, H, W), then ConvTranspose3d upsampling.
+
+    up1 and up2 are non-overlapping (kernel == stride): the fixes apply. up3 overlaps
+    along D (kernel 3, stride 2): no exact rewrite exists and the linter must say why.
+    """
+
+    def __init__(self, c_bev=64, z=4):
+        super().__init__()
+        self.z = z
+        self.c = c_bev // z
+        self.up1 = nn.ConvTranspose3d(self.c, 8, kernel_size=2, stride=2)
+        self.bn1 = nn.BatchNorm3d(8)
+        self.up2 = nn.ConvTranspose3d(8, 8, kernel_size=(2, 2, 2), stride=(2, 2, 2))
+        self.up3 = nn.ConvTranspose3d(8, 4, kernel_size=(3, 2, 2), stride=(2, 2, 2), padding=(1, 0, 0))
+        self.head = nn.Conv3d(4, 2, kernel_size=1)
+
+    def forward(self, bev):
+        b, _, h, w = bev.shape
+        x = bev.view(b, self.c, self.z, h, w)
+        x = torch.relu(self.bn1(self.up1(x)))
+        x = torch.relu(self.up2(x))
+        return self.head(self.up3(x))
+
+
+class Masking(nn.Module):
+    """Scores masked with torch.where and masked_fill, as detection/attention heads do."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, feats, mask):
+        y = self.conv(feats)
+        y = torch.where(mask > 0.5, y, torch.zeros_like(y))
+        y = y.masked_fill(y < -1.0, -1.0)
+        return torch.softmax(y.flatten(2), dim=-1)
+
+
+def seeded(module):
+    torch.manual_seed(SEED)
+    m = module()
+    with torch.no_grad():
+        for p in m.parameters():
+            p.uniform_(-0.5, 0.5)
+        for sub in m.modules():
+            if isinstance(sub, nn.BatchNorm3d):
+                sub.running_mean.uniform_(-0.1, 0.1)
+                sub.running_var.uniform_(0.5, 1.5)
+    return m.eval()
+
+
+FPN_SHAPES = [(1, 16, 32, 32), (1, 32, 16, 16), (1, 64, 8, 8)]
+FPN_DYNAMIC = {"p3": {0: "N"}, "p4": {0: "N"}, "p5": {0: "N"}}
+
+# name, module, example inputs, input names, dynamic axes (None = static), opset. Opsets 11-17:
+# older ones export Squeeze/Unsqueeze/Slice/Resize in forms ONNX 1.12 propagates no data through.
+MODELS = [
+    ("vit_mha_static", TinyViT, [(1, 3, 32, 32)], ["images"], None, 17),
+    ("vit_mha_dynamic", TinyViT, [(1, 3, 32, 32)], ["images"], {"images": {0: "N"}}, 17),
+    ("vit_seqfirst_static", TinyViTSeqFirst, [(1, 3, 32, 32)], ["images"], None, 13),
+    ("vit_seqfirst_dynamic", TinyViTSeqFirst, [(1, 3, 32, 32)], ["images"], {"images": {0: "N"}}, 13),
+    ("fpn_interpolate", FPNHead, FPN_SHAPES, ["p3", "p4", "p5"], None, 17),
+    ("fpn_interpolate_dynamic", FPNHead, FPN_SHAPES, ["p3", "p4", "p5"], FPN_DYNAMIC, 11),
+    ("occupancy_static", OccupancyDecoder, [(1, 64, 10, 10)], ["bev"], None, 17),
+    ("occupancy_dynamic", OccupancyDecoder, [(1, 64, 10, 10)], ["bev"], {"bev": {0: "N"}}, 17),
+    ("masking_where", Masking, [(1, 8, 12, 12), (1, 8, 12, 12)], ["feats", "mask"], None, 17),
+]
+
+
+def export(name, module, shapes, input_names, dynamic, opset, out_dir):
+    model = seeded(module)
+    torch.manual_seed(SEED + 1)
+    args = tuple(torch.rand(*s) for s in shapes)
+    path = os.path.join(out_dir, name + ".onnx")
+    torch.onnx.export(model, args, path, input_names=input_names, output_names=["out"],
+                      opset_version=opset, do_constant_folding=True, dynamic_axes=dynamic)
+    m = onnx.load(path)
+    onnx.checker.check_model(m, full_check=True)
+    print(f"wrote {path}: opset {opset}, {len(m.graph.node)} nodes, {os.path.getsize(path)} bytes")
+
+
+def main():
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    for spec in MODELS:
+        export(*spec, out_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+// Verdicts on real torch.onnx.export output (tests/exports/, made by
+// export_models.py), through the real binary and its JSON: what a user's
+// first models get. Every number below was checked by hand against the graph
+// (see tests/exports/README.md); a change here is a change of verdict.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include "test_util.h"
+
+using namespace bpulint;
+using namespace bpulint::test;
+using nlohmann::json;
+
+namespace {
+
+std::string exported(const std::string& name) { return std::string(BPULINT_SOURCE_DIR) + "/tests/exports/" + name + ".onnx"; }
+
+struct Expected {
+  const char* model;
+  std::vector<std::string> pins;  // --input-shape values
+  int exit_code;
+  size_t errors, warnings, unverified, folded, runtime_shape, cpu;
+  std::set<std::string> rules;  // every rule id among the shown diagnostics
+};
+
+json lint_json(const std::string& path, const std::vector<std::string>& pins, int& exit_code) {
+  std::vector<std::string> args = {path, "--platform", "j6p", "--format", "json"};
+  for (const auto& p : pins) {
+    args.push_back("--input-shape");
+    args.push_back(p);
+  }
+  const CommandResult r = run_bpu_lint(args);
+  INFO(r.err);
+  exit_code = r.exit_code;
+  return json::parse(r.out);
+}
+
+const std::string kViTPin = "images=1x3x32x32";
+
+// The table: static exports, dynamic exports as they are (the dynamic input is
+// BPU9005's error, its shape arithmetic runtime shape ops, one root-cause
+// note), and dynamic exports pinned (everything static folds, nothing unverified).
+const std::vector<Expected> kTable = {
+    // ViT with nn.MultiheadAttention: the int64 shape arithmetic folds; the 6
+    // warnings are the Bayes MatMul-rank hint on Linear layers.
+    {"vit_mha_static", {}, 0, 0, 6, 0, 62, 0, 0, {"BPU0001", "BPU5251"}},
+    {"vit_mha_dynamic", {}, 1, 1, 6, 10, 80, 97, 0, {"BPU0001", "BPU0004", "BPU5251", "BPU9005"}},
+    {"vit_mha_dynamic", {kViTPin}, 0, 0, 6, 0, 177, 0, 0, {"BPU0001", "BPU5251"}},
+    {"vit_seqfirst_static", {}, 0, 0, 6, 0, 72, 0, 0, {"BPU0001", "BPU5251"}},
+    {"vit_seqfirst_dynamic", {}, 1, 1, 6, 10, 90, 97, 0, {"BPU0001", "BPU0004", "BPU5251", "BPU9005"}},
+    {"vit_seqfirst_dynamic", {kViTPin}, 0, 0, 6, 0, 187, 0, 0, {"BPU0001", "BPU5251"}},
+    // FPN with interpolate(size=p.shape[-2:]): the Resize sizes are known, nothing to report.
+    {"fpn_interpolate", {}, 0, 0, 0, 0, 14, 0, 0, {}},
+    {"fpn_interpolate_dynamic", {}, 1, 1, 0, 2, 14, 22, 0, {"BPU0004", "BPU9005"}},
+    {"fpn_interpolate_dynamic", {"p3=1x16x32x32", "p4=1x32x16x16", "p5=1x64x8x8"}, 0, 0, 0, 0, 36, 0, 0, {}},
+    // The occupancy decoder: up1/up2 break the D-stride rule, up3 both rules.
+    {"occupancy_static", {}, 1, 4, 0, 0, 4, 0, 3, {"BPU1101", "BPU1102"}},
+    {"occupancy_dynamic", {}, 1, 5, 0, 0, 11, 10, 3, {"BPU1101", "BPU1102", "BPU9005"}},
+    {"occupancy_dynamic", {"bev=1x64x10x10"}, 1, 4, 0, 0, 21, 0, 3, {"BPU1101", "BPU1102"}},
+    // torch.where / masked_fill: Greater, Less, Cast and Where have no public J6P placement.
+    {"masking_where", {}, 0, 0, 0, 0, 11, 0, 0, {"BPU0001"}},
+};
+
+}  // namespace
+
+TEST_CASE("real exports: exact verdicts, static, dynamic and pinned") {
+  for (const auto& e : kTable) {
+    std::string pins;
+    for (const auto& p : e.pins) pins += " " + p;
+    INFO(e.model << pins);
+    int exit_code = -1;
+    const json report = lint_json(exported(e.model), e.pins, exit_code);
+    CHECK(exit_code == e.exit_code);
+    const json& model = report["models"][0];
+    const json& s = model["summary"];
+    CHECK(s["errors"] == e.errors);
+    CHECK(s["warnings"] == e.warnings);
+    CHECK(s["unverified"] == e.unverified);
+    CHECK(s["folded_nodes"] == e.folded);
+    CHECK(s["runtime_shape_nodes"] == e.runtime_shape);
+    CHECK(s["cpu_nodes"] == e.cpu);
+    std::set<std::string> rules;
+    for (const auto& d : model["diagnostics"]) rules.insert(d["rule"].get<std::string>());
+    CHECK(rules == e.rules);
+    // The bar: pinned, at most 3 checks end in "cannot verify".
+    if (!e.pins.empty()) CHECK(s["unverified"].get<size_t>() <= 3);
+  }
+}
+
+TEST_CASE("real exports: shape arithmetic is never a BPU or CPU finding") {
+  // MultiheadAttention's Gather(Shape(x)) + 2 feeding a Div used to be BPU2002 "on the CPU".
+  for (const char* name : {"vit_mha_static", "vit_seqfirst_static", "vit_mha_dynamic", "vit_seqfirst_dynamic"}) {
+    INFO(name);
+    int exit_code = -1;
+    const json report = lint_json(exported(name), {}, exit_code);
+    for (const auto& d : report["models"][0]["diagnostics"]) {
+      CHECK(d["rule"] != "BPU2002");
+      CHECK(d["rule"] != "BPU2001");
+    }
+    CHECK(report["models"][0]["summary"]["cpu_islands"] == 0);
+  }
+}
+
+TEST_CASE("real exports: one root-cause note names the dynamic input and how to pin it") {
+  const CommandResult r = run_bpu_lint({exported("vit_mha_dynamic"), "--format", "concise"});
+  CHECK(count(r.out, "[BPU0004]") == 1);
+  CHECK(r.out.find("input 'images' has dynamic dims [N, 3, 32, 32]: 10 rule checks on 10 nodes cannot be verified; "
+                   "pin it with --input-shape images=<N>x3x32x32") != std::string::npos);
+  CHECK(count(r.out, "cannot verify BPU") == 0);
+  // --show-unverified lists the ten checks as well, under the same note.
+  const CommandResult all = run_bpu_lint({exported("vit_mha_dynamic"), "--format", "concise", "--show-unverified"});
+  CHECK(count(all.out, "cannot verify BPU") == 10);
+  CHECK(count(all.out, "[BPU0004]") == 1);
+  CHECK(all.out.find("(10 checks unverified)") != std::string::npos);
+}
+
+TEST_CASE("real exports: the dynamic decoder is fixed like its static twin, pinned or not") {
+  for (const auto& pins : std::vector<std::vector<std::string>>{{}, {"--input-shape", "bev=1x64x10x10"}}) {
+    TempDir dir;
+    std::vector<std::string> args = {exported("occupancy_dynamic"), "--fix", "--fixed-model", dir.path("fixed.onnx")};
+    args.insert(args.end(), pins.begin(), pins.end());
+    const CommandResult r = run_bpu_lint(args);
+    INFO(r.out << r.err);
+    CHECK(count(r.out, "fixed with convtranspose2d") == 2);
+    CHECK(r.out.find("'/up3/ConvTranspose': not fixed: D axis overlaps (kernel 3 != stride 2)") != std::string::npos);
+    CHECK(r.out.find("fixed 2 of 3 nodes") != std::string::npos);
+    // The pin is a lint assumption: the written model keeps the declared batch N.
+    LoadedModel fixed;
+    std::string error;
+    REQUIRE(load_model(dir.path("fixed.onnx"), fixed, error));
+    const auto& in = fixed.model->graph().input(0).type().tensor_type().shape();
+    CHECK(in.dim(0).dim_param() == "N");
+    CHECK(in.dim(1).dim_value() == 64);
+  }
+  // The static twin: the same two layers.
+  TempDir dir;
+  const CommandResult s = run_bpu_lint({exported("occupancy_static"), "--fix", "--fixed-model", dir.path("fixed.onnx")});
+  CHECK(count(s.out, "fixed with convtranspose2d") == 2);
+}
+
+TEST_CASE("a missing shape names the input to pin, after the real blocker") {
+  TempDir dir;
+  // The decoder with a dynamic H as well: nothing is rewritable without a pin.
+  LoadedModel source;
+  std::string error;
+  REQUIRE(load_model(exported("occupancy_dynamic"), source, error));
+  onnx::ModelProto m = *source.model;
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_param("H");
+  const CommandResult r = run_bpu_lint({save_model(dir, "dynh.onnx", m), "--fix", "--fixed-model", dir.path("out.onnx")});
+  INFO(r.out);
+  CHECK(r.out.find("'/up1/ConvTranspose': not fixed: input dim 3 is not static (only the batch dim may be dynamic); "
+                   "pin it with --input-shape bev=<N>x64x<H>x10") != std::string::npos);
+  CHECK(r.out.find("'/up3/ConvTranspose': not fixed: D axis overlaps (kernel 3 != stride 2)") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path("out.onnx")));
+}

@@ -1,0 +1,114 @@
+// Models ONNX's checker refuses are refused (exit 2, the file and the
+// checker's reason on one line); valid ones never are. And what the
+// toolchain constant-folds is never a finding: weight aliases, shape
+// arithmetic on static dims.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+using namespace bpulint;
+using namespace bpulint::test;
+
+namespace {
+
+const char* kHead = "<ir_version: 8, opset_import: [\"\" : 17]>\n";
+
+struct Invalid {
+  const char* name;
+  std::string text;
+  const char* reason;  // part of the checker's reason
+};
+
+std::vector<Invalid> invalid_models() {
+  const std::string h = kHead;
+  return {
+      {"dangling input", h + "g (float[1,4] X) => (float[1,4] Y) { Y = Relu (nowhere) }", "input 'nowhere'"},
+      {"misspelled attribute", h + "g (float[1,3,8,8] X, float[4,3,3,3] W) => (float[1,4,6,6] Y) { Y = Conv <dilatoins = [1, 1]> (X, W) }",
+       "Unrecognized attribute: dilatoins for operator Conv"},
+      {"unsorted nodes", h + "g (float[1,4] X) => (float[1,4] Y) {\n  Y = Relu (T)\n  T = Relu (X)\n}", "topologically sorted"},
+      {"unregistered default-domain op", h + "g (float[1,4] X) => (float[1,4] Y) { Y = FancyRelu (X) }",
+       "No Op registered for FancyRelu"},
+      {"custom domain without an opset import", h + "g (float[1,4] X) => (float[1,4] Y) { Y = com.acme.Custom (X) }",
+       "No opset import for domain 'com.acme'"},
+      {"two nodes writing one output", h + "g (float[1,4] X) => (float[1,4] Y) {\n  Y = Relu (X)\n  Y = Sigmoid (X)\n}",
+       "single static assignment"},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("invalid models: exit 2 with the checker's reason, the other models still linted") {
+  TempDir dir;
+  const std::string good = save_model(dir, "good.onnx", model_from_text(std::string(kHead) +
+                                                                       "g (float[1,4] X) => (float[1,4] Y) { Y = Sigmoid (X) }"));
+  for (const auto& m : invalid_models()) {
+    INFO(m.name);
+    const std::string path = save_model(dir, "bad.onnx", model_from_text(m.text));
+    const CommandResult r = run_bpu_lint({path, good});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind(path + ": error: invalid ONNX model: ", 0) == 0);
+    CHECK(r.err.find(m.reason) != std::string::npos);
+    CHECK(count(r.err, "\n") == 1);
+    CHECK(r.out.find("good.onnx: 1 nodes: 1 on BPU") != std::string::npos);  // still linted
+    // The machine formats carry it as a model-level error.
+    const CommandResult j = run_bpu_lint({path, "--format", "json"});
+    const auto report = nlohmann::json::parse(j.out);
+    CHECK(j.exit_code == 2);
+    CHECK(report["models"][0]["error"].get<std::string>().find(m.reason) != std::string::npos);
+  }
+}
+
+TEST_CASE("valid models are never refused: a custom domain with its opset import, subgraphs, functions") {
+  TempDir dir;
+  const std::string custom = save_model(dir, "custom.onnx", model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17, "com.acme" : 1]>
+g (float[1,4] X) => (float[1,4] Y) { Y = com.acme.Custom (X) }
+)"));
+  const CommandResult r = run_bpu_lint({custom});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  for (const char* name : {"vit_mha_static", "vit_seqfirst_dynamic", "fpn_interpolate_dynamic", "occupancy_dynamic",
+                           "masking_where"}) {
+    const CommandResult e = run_bpu_lint({std::string(BPULINT_SOURCE_DIR) + "/tests/exports/" + name + ".onnx"});
+    INFO(name << e.err);
+    CHECK(e.exit_code != 2);
+  }
+  CHECK(run_bpu_lint({example_model()}).exit_code == 1);
+}
+
+TEST_CASE("a weight alias (Identity of an initializer) is folded on every platform") {
+  // torch.onnx.export writes `bn.running_var = Identity(bn.weight)` when two
+  // parameters hold the same tensor.
+  TempDir dir;
+  onnx::ModelProto m = model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4,8,8] X, float[4] w, float[4] b, float[4] mean) => (float[1,4,8,8] Y) {
+  v = Identity (w)
+  Y = BatchNormalization (X, w, b, mean, v)
+}
+)");
+  // The ONNX 1.12 text format has no initializers: turn the parameters into ones.
+  auto* g = m.mutable_graph();
+  for (const char* name : {"w", "b", "mean"}) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(4);
+    for (int i = 0; i < 4; ++i) t->add_float_data(1.0f);
+  }
+  g->mutable_input()->DeleteSubrange(1, 3);
+  const std::string path = save_model(dir, "alias.onnx", m);
+  for (const auto& p : database().platforms) {
+    INFO(p.name);
+    const ModelReport r = lint_model(path, p, {});
+    REQUIRE(r.ok);
+    CHECK(r.facts.nodes[0].fold == Fold::Constant);
+    CHECK(r.placement[0] == Placement::Folded);
+    for (const auto& d : r.diagnostics) CHECK(d.node != 0);
+    CHECK(r.summary.cpu_islands == 0);
+  }
+}
