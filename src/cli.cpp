@@ -14,6 +14,7 @@
 #include "bpulint/lint.h"
 #include "bpulint/lint_run.h"
 #include "bpulint/model_writer.h"
+#include "bpulint/output_file.h"
 #include "bpulint/pytorch_snippet.h"
 #include "bpulint/render_text.h"
 #include "bpulint/rule_docs.h"
@@ -141,6 +142,35 @@ int cmd_explain(const RuleDatabase& db, const std::string& id) {
   return kExitClean;
 }
 
+// Outputs the policy refuses fail before any linting (stat only, nothing
+// opened); the writers check again when they write. Standard output carries
+// one document: the report, unless -o names a file.
+bool outputs_acceptable(RunOptions& run) {
+  if (run.output_file == "-") run.output_file.clear();
+  std::vector<std::string> to_stdout;
+  if (run.output_file.empty()) to_stdout.push_back("the report");
+  if (run.write_baseline == "-") to_stdout.push_back("--write-baseline -");
+  if (run.pytorch_snippet == "-") to_stdout.push_back("--pytorch-snippet -");
+  if (to_stdout.size() > 1) {
+    std::cerr << "bpu-lint: " << join(to_stdout, " and ") << " would share standard output; send the report to a file "
+              << "with -o FILE\n";
+    return false;
+  }
+  const std::pair<const std::string*, OutputUse> outputs[] = {{&run.output_file, OutputUse::Text},
+                                                             {&run.write_baseline, OutputUse::Text},
+                                                             {&run.pytorch_snippet, OutputUse::Text},
+                                                             {&run.fixed_model, OutputUse::Model}};
+  for (const auto& [path, use] : outputs) {
+    OutputTarget target;
+    std::string error;
+    if (!path->empty() && !resolve_output(*path, use, run.inputs, target, error)) {
+      std::cerr << "bpu-lint: " << error << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -159,7 +189,8 @@ int run_cli(int argc, char** argv) {
                  "github (default: file locations without regions, what code scanning ingests) or spec "
                  "(byte regions of each node in the binary file)")
       ->check(CLI::IsMember({"github", "spec"}));
-  app.add_option("-o,--output", run.output_file, "Write the report to this file (atomically) instead of stdout");
+  app.add_option("-o,--output", run.output_file,
+                 "Write the report to this file (atomically) instead of stdout; '-' is stdout");
   app.add_option("--color", color, "Colour: auto (terminal only), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--input-shape", input_shapes, "Pin a dynamic input: NAME=1x128x2x6x6 (repeatable)")
@@ -247,6 +278,7 @@ int run_cli(int argc, char** argv) {
     std::cerr << "bpu-lint: --fixed-model needs --fix\n";
     return kExitError;
   }
+  if (!outputs_acceptable(run)) return kExitError;
   if (*select_opt) run.select = select;
   if (*ignore_opt) run.ignore = ignore;
   run.color = use_color(color);

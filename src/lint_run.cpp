@@ -15,6 +15,7 @@
 #include "bpulint/fix_apply.h"
 #include "bpulint/lint.h"
 #include "bpulint/model_writer.h"
+#include "bpulint/output_file.h"
 #include "bpulint/pytorch_snippet.h"
 #include "bpulint/render_machine.h"
 #include "bpulint/render_text.h"
@@ -174,6 +175,13 @@ class Runner {
     for (auto& t : threads) t.join();
   }
 
+  // The models read: no output may replace one.
+  std::vector<std::string> model_paths() const {
+    std::vector<std::string> paths;
+    for (const auto& m : models_) paths.push_back(m.path);
+    return paths;
+  }
+
   bool text_output() const { return o_.format == "text" || o_.format == "concise"; }
 
   TextOptions text_options() const {
@@ -212,7 +220,7 @@ class Runner {
       return;
     }
     std::string error;
-    if (!write_file_atomic(o_.pytorch_snippet, pytorch_snippet_file(layers), error)) {
+    if (!write_output(o_.pytorch_snippet, pytorch_snippet_file(layers), model_paths(), error)) {
       std::cerr << o_.pytorch_snippet << ": error: " << error << "\n";
       broken_ = true;
       return;
@@ -327,7 +335,7 @@ class Runner {
         if (m.report->ok) reports.push_back(m.report.get());
       }
       std::string error;
-      if (!write_file_atomic(o_.write_baseline, baseline_text(reports, o_.write_baseline), error)) {
+      if (!write_output(o_.write_baseline, baseline_text(reports, o_.write_baseline), model_paths(), error)) {
         std::cerr << o_.write_baseline << ": error: " << error << "\n";
         return kExitError;
       }
@@ -335,7 +343,7 @@ class Runner {
     }
     if (!o_.output_file.empty()) {
       std::string error;
-      if (!write_file_atomic(o_.output_file, buffer_.str(), error)) {
+      if (!write_output(o_.output_file, buffer_.str(), model_paths(), error)) {
         std::cerr << o_.output_file << ": error: " << error << "\n";
         return kExitError;
       }

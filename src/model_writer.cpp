@@ -8,9 +8,11 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <functional>
-#include <memory>
+#include <vector>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "bpulint/output_file.h"
 
 namespace bpulint {
 namespace fs = std::filesystem;
@@ -68,72 +70,7 @@ bool embed_payloads(const LoadedModel& source, onnx::ModelProto& model, bool sam
   return ok;
 }
 
-// A temp file beside `path`, removed unless committed: every write is
-// temp + fsync + rename, so an interrupted run leaves nothing behind.
-class TempFile {
- public:
-  explicit TempFile(const std::string& path) : target_(path) {
-    const std::string dir = folder_of(path);
-    name_ = (fs::path(dir) / ("." + fs::path(path).filename().string() + ".tmp-XXXXXX")).string();
-    fd_ = mkstemp(name_.data());
-    if (fd_ >= 0) {
-      const mode_t mask = umask(0);  // mkstemp makes 0600; a model gets what the umask allows
-      umask(mask);
-      if (fchmod(fd_, 0666 & ~mask) != 0) close_fd();
-    }
-  }
-  ~TempFile() {
-    close_fd();
-    if (!committed_) unlink(name_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-
-  int fd() const { return fd_; }
-  bool ok() const { return fd_ >= 0; }
-  bool write_all(const char* data, size_t size) {
-    for (size_t done = 0; done < size;) {
-      const ssize_t n = ::write(fd_, data + done, size - done);
-      if (n <= 0) return false;
-      done += static_cast<size_t>(n);
-    }
-    return true;
-  }
-  bool sync_and_close() {
-    const bool synced = fsync(fd_) == 0;
-    const bool closed = close(fd_) == 0;
-    fd_ = -1;
-    return synced && closed;
-  }
-  bool commit() {
-    committed_ = rename(name_.c_str(), target_.c_str()) == 0;
-    return committed_;
-  }
-
- private:
-  void close_fd() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-  std::string target_, name_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
-
 }  // namespace
-
-bool write_file_atomic(const std::string& path, const std::string& bytes, std::string& error) {
-  TempFile file(path);
-  if (!file.ok()) {
-    error = "cannot create a temporary file in '" + folder_of(path) + "': " + std::strerror(errno);
-    return false;
-  }
-  if (!file.write_all(bytes.data(), bytes.size()) || !file.sync_and_close() || !file.commit()) {
-    error = "cannot write '" + path + "': " + std::strerror(errno ? errno : EIO);
-    return false;
-  }
-  return true;
-}
 
 std::string default_fixed_path(const std::string& input_path) {
   fs::path p(input_path);
@@ -168,7 +105,7 @@ constexpr uint64_t kInlineLimit = 1024;  // smaller tensors stay inline in exter
 constexpr uint64_t kProtobufLimit = static_cast<uint64_t>(INT_MAX);
 
 // Writes every sizeable tensor to the data file and points the model at it.
-bool externalize(const LoadedModel& source, onnx::ModelProto& model, TempFile& data, const std::string& location,
+bool externalize(const LoadedModel& source, onnx::ModelProto& model, AtomicFile& data, const std::string& location,
                  std::string& error) {
   uint64_t offset = 0;
   bool ok = true;
@@ -184,10 +121,7 @@ bool externalize(const LoadedModel& source, onnx::ModelProto& model, TempFile& d
     } else {
       return true;
     }
-    if (!data.write_all(bytes.data(), bytes.size())) {
-      error = std::string("cannot write the external data: ") + std::strerror(errno ? errno : EIO);
-      return false;
-    }
+    if (!data.write(bytes.data(), bytes.size(), error)) return false;
     t.clear_raw_data();
     t.clear_external_data();
     t.set_data_location(onnx::TensorProto::EXTERNAL);
@@ -205,40 +139,41 @@ bool externalize(const LoadedModel& source, onnx::ModelProto& model, TempFile& d
   return ok;
 }
 
+// The files the source model reads: the model and its own external data files.
+std::vector<std::string> source_files(const LoadedModel& source, onnx::ModelProto& model) {
+  std::vector<std::string> files = {source.path};
+  bool ok = true;
+  for_each_tensor(*model.mutable_graph(), [&](onnx::TensorProto& t) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL || is_self_reference(source, t)) return true;
+    for (const auto& e : t.external_data()) {
+      if (e.key() == "location") files.push_back((fs::path(folder_of(source.path)) / e.value()).string());
+    }
+    return true;
+  }, ok);
+  return files;
+}
+
 }  // namespace
 
 bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, const std::string& out_path,
                         const WriteOptions& options, WriteResult& result, std::string& error) {
   result = WriteResult{};
-  if (out_path.empty()) {
-    error = "empty output path";
-    return false;
-  }
-  if (same_file(out_path, source.path)) {
-    error = "refusing to overwrite the input model";
-    return false;
-  }
-  const std::string dir = folder_of(out_path);
-  struct stat st {};
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    error = "output folder '" + dir + "' does not exist";
-    return false;
-  }
+  const std::vector<std::string> inputs = source_files(source, model);
+  OutputTarget target;
+  AtomicFile file;
+  if (!resolve_output(out_path, OutputUse::Model, inputs, target, error) || !file.open(target, error)) return false;
+  const std::string dir = folder_of(target.file);  // a symlink's target folder: the .data file goes beside the model
   const uint64_t embed = bytes_to_embed(model);
   result.external_data = options.external_data || embed == UINT64_MAX || model.ByteSizeLong() + embed > kProtobufLimit;
-  std::unique_ptr<TempFile> data;
+  AtomicFile data;
   if (result.external_data) {
-    result.data_path = out_path + ".data";
-    if (same_file(result.data_path, source.path)) {
-      error = "refusing to overwrite the input model";
+    result.data_path = target.file + ".data";
+    OutputTarget data_target;
+    if (!resolve_output(result.data_path, OutputUse::Model, inputs, data_target, error) ||
+        !data.open(data_target, error) ||
+        !externalize(source, model, data, fs::path(result.data_path).filename().string(), error)) {
       return false;
     }
-    data = std::make_unique<TempFile>(result.data_path);
-    if (!data->ok()) {
-      error = "cannot create a temporary file in '" + dir + "': " + std::strerror(errno);
-      return false;
-    }
-    if (!externalize(source, model, *data, fs::path(result.data_path).filename().string(), error)) return false;
   } else if (!embed_payloads(source, model, same_file(dir, folder_of(source.path)), error)) {
     return false;
   }
@@ -246,22 +181,18 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
     error = "the fixed model's structure alone exceeds protobuf's 2 GiB limit";
     return false;
   }
-  TempFile file(out_path);
-  if (!file.ok()) {
-    error = "cannot create a temporary file in '" + dir + "': " + std::strerror(errno);
-    return false;
-  }
-  bool written = false;
   {
     google::protobuf::io::FileOutputStream stream(file.fd());
-    written = model.SerializeToZeroCopyStream(&stream) && stream.Flush();
+    if (!model.SerializeToZeroCopyStream(&stream) || !stream.Flush()) {
+      error = file.write_error(stream.GetErrno());
+      return false;
+    }
   }
-  // The data file lands first: a model never points at data that is not there.
-  if (!written || !file.sync_and_close() || (data && (!data->sync_and_close() || !data->commit())) || !file.commit()) {
-    error = "cannot write '" + out_path + "': " + std::strerror(errno ? errno : EIO);
-    return false;
-  }
-  return true;
+  if (!file.sync(error) || (result.external_data && !data.sync(error))) return false;
+  // Both land or neither is interrupted between them; the data file first: a
+  // model never points at data that is not there.
+  InterruptShield shield;
+  return (!result.external_data || data.commit(error)) && file.commit(error);
 }
 
 }  // namespace bpulint

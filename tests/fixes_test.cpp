@@ -268,7 +268,7 @@ TEST_CASE("--fix on the example: all three layers, both strategies, and the inpu
   const std::string before = read_file(example);
   const CommandResult same = run_bpu_lint({example, "--fix", "--fixed-model", example});
   CHECK(same.exit_code == 2);
-  CHECK(same.out.find("refusing to overwrite the input model") != std::string::npos);
+  CHECK(same.err.find("refusing to overwrite the input model") != std::string::npos);
   CHECK(read_file(example) == before);
   CHECK(run_bpu_lint({example, "--fixed-model", dir.path("x.onnx")}).exit_code == 2);  // needs --fix
 }

@@ -1,6 +1,6 @@
-// Writing a model: atomically (temp file in the target folder, fsync, rename),
-// never over the input, with weights that the loader left on disk embedded
-// again from the source file.
+// Writing a model: atomically, by the output policy of output_file.h (a
+// regular file only, never the input or its external data), with weights that
+// the loader left on disk embedded again from the source file.
 #pragma once
 
 #include <string>
@@ -23,13 +23,11 @@ struct WriteResult {
 };
 
 // `model` is consumed: its stripped payloads are filled in from `source`.
-// On failure nothing is left at `out_path` (nor any temp file) and `error` is
-// one line.
+// On failure `out_path` is as it was (no temp file left) and `error` is one
+// line naming the file. A symlink is followed; the .data file goes beside the
+// file it leads to.
 bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, const std::string& out_path,
                         const WriteOptions& options, WriteResult& result, std::string& error);
-
-// Any other output file (PyTorch snippets, reports): same temp + rename rule.
-bool write_file_atomic(const std::string& path, const std::string& bytes, std::string& error);
 
 // The default output for --fix: <dir>/<stem>.fixed.onnx beside the input.
 std::string default_fixed_path(const std::string& input_path);
