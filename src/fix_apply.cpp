@@ -352,7 +352,7 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
 
   std::string error;
   // The loaded path, not the display path: it is where the weights really are.
-  const std::string source_dir = std::filesystem::path(report.loaded->path).parent_path().string();
+  const std::string& source_dir = report.loaded->folder;
   if (!check_model_validity(model, source_dir.empty() ? "." : source_dir, error)) {
     run.error = "the rewritten model fails the ONNX checker or strict shape inference (" + error +
                 "); nothing was written";

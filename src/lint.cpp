@@ -1,7 +1,5 @@
 #include "bpulint/lint.h"
 
-#include <filesystem>
-
 #include "bpulint/evaluate.h"
 #include "bpulint/model_checker.h"
 
@@ -20,8 +18,7 @@ ModelReport lint_model(const std::string& path, const Platform& platform, const 
   // be about a graph no toolchain accepts. A model newer than the ONNX
   // library is linted without the checker, and says so.
   const std::string cannot_check = checker_cannot_judge(*r.loaded->model);
-  const std::string folder = std::filesystem::path(path).parent_path().string();
-  if (cannot_check.empty() && !check_onnx_model(*r.loaded->model, folder, error)) {
+  if (cannot_check.empty() && !check_onnx_model(*r.loaded->model, r.loaded->folder, error)) {
     r.error = "invalid ONNX model: " + error;
     return r;
   }

@@ -501,7 +501,14 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   MappedFile file;
   if (!file.open(path, error)) return false;
 
-  LeanEncoder encoder(file.data(), file.size(), basename_of(path));
+  // The real file's folder and name, through any symlink: external data
+  // (and the loader's own self-references) resolve there.
+  std::error_code ec;
+  const fs::path real = fs::canonical(path, ec);
+  const std::string real_name = ec ? basename_of(path) : real.filename().string();
+  std::string folder = ec ? fs::path(path).parent_path().string() : real.parent_path().string();
+  if (folder.empty()) folder = ".";
+  LeanEncoder encoder(file.data(), file.size(), real_name);
   std::string lean;
   bool unchanged = false;
   if (!encoder.encode(lean, unchanged, error)) return false;
@@ -525,6 +532,8 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   if (!check_model_header(*result.model, error)) return false;
 
   result.path = path;
+  result.folder = folder;
+  result.name = real_name;
   result.file_size = file.size();
   result.node_spans = std::move(encoder.node_spans);
   result.stripped_bytes = encoder.stripped_bytes;
@@ -596,11 +605,11 @@ bool resolve_location(const LoadedModel& m, const std::string& location,
             "' escapes the model folder";
     return false;
   }
-  const fs::path folder = fs::path(m.path).parent_path();
+  const fs::path folder = m.folder.empty() ? fs::path(m.path).parent_path() : fs::path(m.folder);
   resolved = folder / normal;
   // The model's own file (weights the loader left on disk) is read as is,
   // even when the model itself was reached through a symlink.
-  if (normal == fs::path(m.path).filename()) {
+  if (normal == fs::path(m.name.empty() ? fs::path(m.path).filename().string() : m.name)) {
     resolved = m.path;
     return true;
   }
@@ -782,7 +791,7 @@ bool read_tensor_bytes(const LoadedModel& m, const onnx::TensorProto& t,
 
 bool is_self_reference(const LoadedModel& m, const onnx::TensorProto& t) {
   if (t.data_location() != onnx::TensorProto::EXTERNAL) return false;
-  const std::string self = basename_of(m.path);
+  const std::string self = m.name.empty() ? basename_of(m.path) : m.name;
   for (const auto& e : t.external_data()) {
     if (e.key() == "location")
       return fs::path(e.value()).lexically_normal() == fs::path(self);

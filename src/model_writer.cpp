@@ -146,7 +146,7 @@ std::vector<std::string> source_files(const LoadedModel& source, onnx::ModelProt
   for_each_tensor(*model.mutable_graph(), [&](onnx::TensorProto& t) {
     if (t.data_location() != onnx::TensorProto::EXTERNAL || is_self_reference(source, t)) return true;
     for (const auto& e : t.external_data()) {
-      if (e.key() == "location") files.push_back((fs::path(folder_of(source.path)) / e.value()).string());
+      if (e.key() == "location") files.push_back((fs::path(source.folder) / e.value()).string());
     }
     return true;
   }, ok);
@@ -174,7 +174,7 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
         !externalize(source, model, data, fs::path(result.data_path).filename().string(), error)) {
       return false;
     }
-  } else if (!embed_payloads(source, model, same_file(dir, folder_of(source.path)), error)) {
+  } else if (!embed_payloads(source, model, same_file(dir, source.folder), error)) {
     return false;
   }
   if (model.ByteSizeLong() > kProtobufLimit) {

@@ -31,6 +31,11 @@ struct ByteSpan {
 
 struct LoadedModel {
   std::string path;          // as given by the user
+  // Where external data resolves: the folder of the model file itself, and
+  // its name there (a model reached through a symlink keeps its data beside
+  // the file the link leads to). Self-references made by the loader use `name`.
+  std::string folder;
+  std::string name;
   uint64_t file_size = 0;
   // The lean copy (large payloads are external). It lives on an arena: parsing
   // and freeing a 100k-node graph is about twice as fast as on the heap.
