@@ -1,6 +1,7 @@
 #include "bpulint/evaluate.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cstdlib>
 #include <string>
@@ -274,12 +275,15 @@ std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const
   std::thread checker([&] {
     try {
       for (size_t i = 0;; ++i) {
-        while (progress.published.load(std::memory_order_acquire) <= i) {
+        // Waiting spins briefly, then sleeps: a spinning core is one the walk
+        // and the ONNX checker cannot use on a 2-core machine.
+        for (int spins = 0; progress.published.load(std::memory_order_acquire) <= i; ++spins) {
           if (progress.finished.load(std::memory_order_acquire) &&
               progress.published.load(std::memory_order_acquire) <= i) {
             return;
           }
-          std::this_thread::yield();
+          if (spins < 64) std::this_thread::yield();
+          else std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
         check_node(facts.nodes[i], static_cast<long>(i), platform, index, nodes);
       }

@@ -427,18 +427,20 @@ class Walker {
     // op reads shapes), which keeps the walk of a big float graph as cheap as before.
     const IntValues* out_values = nullptr;
     const onnx::TypeProto* symbolic_type = nullptr;
-    if (f.domain.empty() && failure.empty() && node.output_size() >= 1 && wants_values(f.op_type)) {
+    const bool value_op = f.domain.empty() && is_value_op(f.op_type);
+    const bool shaped_by_values = f.domain.empty() && is_shaped_by_values(f.op_type);
+    if ((value_op || shaped_by_values) && failure.empty() && node.output_size() >= 1 && wants_values(f.op_type)) {
       std::deque<IntValues> scratch;
       const ValueInputs values = value_inputs(scratch);
       const auto types = input_types();
       IntValues computed;
-      if (is_value_op(f.op_type) && propagate_values(node, f.opset, values, types, computed)) {
+      if (value_op && propagate_values(node, f.opset, values, types, computed)) {
         out_.int_values.push_back(std::move(computed));
         out_values = &out_.int_values.back();
       }
       onnx::TypeProto from_values;
       const bool symbolic = std::any_of(values.begin(), values.end(), [](const IntValues* v) { return v && !v->all_known(); });
-      if (symbolic && shape_from_values(node, f.opset, values, types, from_values)) {
+      if (shaped_by_values && symbolic && shape_from_values(node, f.opset, values, types, from_values)) {
         auto* t = new_type();
         *t = std::move(from_values);
         symbolic_type = t;

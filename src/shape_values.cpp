@@ -304,6 +304,10 @@ bool is_value_op(const std::string& op) {
   return kOps.count(op) > 0;
 }
 
+bool is_shaped_by_values(const std::string& op) {
+  return op == "Reshape" || op == "Expand" || op == "ConstantOfShape" || op == "Tile" || op == "Resize";
+}
+
 bool propagate_values(const onnx::NodeProto& node, int64_t opset, const ValueInputs& in,
                       const std::vector<const onnx::TypeProto*>& types, IntValues& out) {
   const std::string& op = node.op_type();

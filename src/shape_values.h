@@ -37,6 +37,9 @@ bool propagate_values(const onnx::NodeProto& node, int64_t opset, const ValueInp
 // Ops whose outputs propagate_values may compute.
 bool is_value_op(const std::string& op);
 
+// Ops whose output shape shape_from_values may give.
+bool is_shaped_by_values(const std::string& op);
+
 // Output 0's type for Reshape, Expand, ConstantOfShape, Tile and Resize when
 // the shape-giving input holds symbols (ONNX sees no data then). False when
 // not applicable.
