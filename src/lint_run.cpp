@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "bpulint/cli.h"
 #include "bpulint/config.h"
@@ -275,21 +276,26 @@ class Runner {
     return notes;
   }
 
+  // Counts by the level each finding fired at (after --severity overrides and
+  // "cannot verify" notes) and its outcome; checks folded into a root-cause
+  // note count as what they are.
   void print_statistics() {
-    std::map<std::string, std::pair<size_t, const Rule*>> counts;
+    std::map<std::tuple<std::string, Severity, Outcome>, std::pair<size_t, const Rule*>> counts;
     for (const auto& m : models_) {
       const ModelReport* r = m.fixed ? m.fixed.get() : m.report.get();
       if (!r->ok) continue;
       for (const auto& d : r->diagnostics) {
-        if (!d.shown()) continue;
-        auto& c = counts[d.rule->id];
+        if (!d.waiver.empty() || d.baselined) continue;
+        auto& c = counts[{d.rule->id, d.severity, d.outcome}];
         ++c.first;
         c.second = d.rule;
       }
     }
     out_ << "Statistics:\n";
-    for (const auto& [id, c] : counts) {
-      out_ << "  " << c.first << "\t" << id << "\t" << severity_name(c.second->severity) << "\t" << c.second->name << "\n";
+    for (const auto& [key, c] : counts) {
+      const auto& [id, level, outcome] = key;
+      out_ << "  " << c.first << "\t" << id << "\t" << severity_name(level) << "\t"
+           << (outcome == Outcome::Fail ? "fail" : "cannot verify") << "\t" << c.second->name << "\n";
     }
   }
 

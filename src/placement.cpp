@@ -12,6 +12,7 @@ const char* placement_name(Placement p) {
     case Placement::Folded: return "folded";
     case Placement::Unknown: return "unknown";
     case Placement::RuntimeShape: return "runtime_shape";
+    case Placement::NoCompile: return "no_compile";
   }
   return "unknown";
 }
@@ -39,10 +40,10 @@ std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& plat
     }
   }
   for (const auto& d : diagnostics) {
-    if (d.node >= 0 && d.outcome == Outcome::Fail && d.severity == Severity::Error &&
-        d.rule->effect == "cpu_fallback") {
-      out[static_cast<size_t>(d.node)] = Placement::Cpu;
-    }
+    if (d.node < 0 || d.outcome != Outcome::Fail || d.severity != Severity::Error) continue;
+    Placement& p = out[static_cast<size_t>(d.node)];
+    if (d.rule->effect == "compile_error") p = Placement::NoCompile;
+    else if (d.rule->effect == "cpu_fallback" && p != Placement::NoCompile) p = Placement::Cpu;
   }
   return out;
 }
@@ -99,6 +100,7 @@ Summary summarize(const ModelFacts& facts, const std::vector<Placement>& placeme
       case Placement::Folded: ++s.folded; break;
       case Placement::Unknown: ++s.unknown; break;
       case Placement::RuntimeShape: ++s.runtime_shape; break;
+      case Placement::NoCompile: ++s.no_compile; break;
     }
   }
   s.cpu_islands = count_cpu_islands(facts, placement);

@@ -128,6 +128,7 @@ std::string summary_line(const ModelReport& r) {
       << " folded";
   if (s.unknown > 0) out << ", " << s.unknown << " unknown";
   if (s.runtime_shape > 0) out << ", " << s.runtime_shape << " runtime shape op" << (s.runtime_shape == 1 ? "" : "s");
+  if (s.no_compile > 0) out << ", " << s.no_compile << " will not compile";
   out << "; " << s.cpu_islands << " CPU island" << (s.cpu_islands == 1 ? "" : "s")
       << " (BPU<->CPU round trips); " << s.errors << " error" << (s.errors == 1 ? "" : "s") << ", " << s.warnings
       << " warning" << (s.warnings == 1 ? "" : "s") << ", " << s.notes << " note" << (s.notes == 1 ? "" : "s");

@@ -13,7 +13,9 @@ namespace bpulint {
 
 // RuntimeShape: shape arithmetic on a dynamic dim (see Fold); it folds away
 // once the input is pinned, and is neither a BPU nor a CPU op before that.
-enum class Placement { Bpu, Cpu, Folded, Unknown, RuntimeShape };
+// NoCompile: an error-level compile_error rule fails on the node: the model
+// does not compile, so the node runs nowhere.
+enum class Placement { Bpu, Cpu, Folded, Unknown, RuntimeShape, NoCompile };
 const char* placement_name(Placement p);
 
 struct Summary {
@@ -23,6 +25,7 @@ struct Summary {
   size_t folded = 0;
   size_t unknown = 0;
   size_t runtime_shape = 0;  // shape arithmetic on dynamic dims
+  size_t no_compile = 0;     // nodes that will not compile
   size_t cpu_islands = 0;
   size_t errors = 0;
   size_t warnings = 0;
@@ -38,7 +41,7 @@ struct Summary {
 // A node the walk constant-folds is folded; shape arithmetic on a dynamic dim
 // is RuntimeShape. Otherwise a node goes to the CPU when its op is classified
 // `cpu` or an error-level cpu_fallback rule fails on it, and keeps its op
-// class when not.
+// class when not. An error-level compile_error failure overrides all of it.
 std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& platform,
                                    const std::vector<Diagnostic>& diagnostics);
 
