@@ -48,6 +48,22 @@ bool conv_like_is_consistent(const onnx::InferenceContext& ctx, bool has_weight)
          ints_size_is(ctx, "output_padding", spatial) && ints_size_is(ctx, "output_shape", spatial);
 }
 
+// Reshape, Expand and ConstantOfShape take their output's rank from the
+// length of a shape input when its values are unknown, and create that many
+// dims: a shape input of length 2^62 would exhaust memory. No real tensor has
+// more than a few dozen dims.
+constexpr int64_t kMaxShapeInputLength = 1024;
+
+bool shape_input_is_plausible(const onnx::InferenceContext& ctx, size_t i) {
+  if (i >= ctx.getNumInputs()) return true;
+  const onnx::TypeProto* t = ctx.getInputType(i);
+  if (t == nullptr || !t->has_tensor_type() || !t->tensor_type().has_shape()) return true;
+  for (const auto& d : t->tensor_type().shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() > kMaxShapeInputLength) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const onnx::OpSchema* GuardedSchemaRegistry::GetSchema(const std::string& key, const int version,
@@ -56,11 +72,20 @@ const onnx::OpSchema* GuardedSchemaRegistry::GetSchema(const std::string& key, c
   static const std::set<std::string> kWeighted = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv"};
   static const std::set<std::string> kPooling = {"MaxPool", "AveragePool", "LpPool", "MaxUnpool"};
   const bool weighted = kWeighted.count(key) > 0;
-  if (schema == nullptr || !(domain.empty() || domain == "ai.onnx") || (!weighted && kPooling.count(key) == 0)) {
+  const int shape_input = key == "Reshape" || key == "Expand" ? 1 : key == "ConstantOfShape" ? 0 : -1;
+  if (schema == nullptr || !(domain.empty() || domain == "ai.onnx") ||
+      (!weighted && kPooling.count(key) == 0 && shape_input < 0)) {
     return schema;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   auto& slot = wrapped_[schema];
+  if (!slot && shape_input >= 0) {
+    slot = std::make_unique<onnx::OpSchema>(*schema);
+    onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
+    slot->TypeAndShapeInferenceFunction([original, shape_input](onnx::InferenceContext& ctx) {
+      if (shape_input_is_plausible(ctx, static_cast<size_t>(shape_input))) original(ctx);
+    });
+  }
   if (!slot) {
     slot = std::make_unique<onnx::OpSchema>(*schema);
     onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();

@@ -180,6 +180,35 @@ bool slice_1d(const IntValues& data, int64_t start, int64_t end, int64_t step, I
   return true;
 }
 
+// Whether v is exactly representable in the element type: a value that
+// would wrap (an int32 overflow) or round (a large int cast to float) is not
+// tracked, because the tensor then holds something else.
+bool fits(int32_t type, int64_t v) {
+  auto within = [v](int64_t lo, int64_t hi) { return v >= lo && v <= hi; };
+  switch (type) {
+    case T::INT64: return true;
+    case T::INT32: return within(INT32_MIN, INT32_MAX);
+    case T::INT16: return within(INT16_MIN, INT16_MAX);
+    case T::INT8: return within(INT8_MIN, INT8_MAX);
+    case T::UINT8: return within(0, UINT8_MAX);
+    case T::UINT16: return within(0, UINT16_MAX);
+    case T::UINT32: return within(0, UINT32_MAX);
+    case T::UINT64: return v >= 0;
+    case T::BOOL: return within(0, 1);
+    case T::FLOAT: return within(-(int64_t{1} << 24), int64_t{1} << 24);
+    case T::DOUBLE: return within(-(int64_t{1} << 53), int64_t{1} << 53);
+    case T::FLOAT16: return within(-2048, 2048);
+    case T::BFLOAT16: return within(-256, 256);
+    default: return false;
+  }
+}
+
+void drop_unrepresentable(IntValues& v) {
+  for (auto& e : v.elems) {
+    if (e.is_known() && !fits(v.elem_type, e.value)) e = Elem::unknown();
+  }
+}
+
 bool set_elems(IntValues& out, bool scalar, int32_t elem_type, std::vector<Elem> elems) {
   if (elems.size() > kMaxTrackedValues) return false;
   out.scalar = scalar;
@@ -308,8 +337,10 @@ bool is_shaped_by_values(const std::string& op) {
   return op == "Reshape" || op == "Expand" || op == "ConstantOfShape" || op == "Tile" || op == "Resize";
 }
 
-bool propagate_values(const onnx::NodeProto& node, int64_t opset, const ValueInputs& in,
-                      const std::vector<const onnx::TypeProto*>& types, IntValues& out) {
+namespace {
+
+bool propagate(const onnx::NodeProto& node, int64_t opset, const ValueInputs& in,
+               const std::vector<const onnx::TypeProto*>& types, IntValues& out) {
   const std::string& op = node.op_type();
   auto input = [&](size_t i) -> const IntValues* { return i < in.size() ? in[i] : nullptr; };
   const IntValues* a = input(0);
@@ -534,6 +565,15 @@ bool propagate_values(const onnx::NodeProto& node, int64_t opset, const ValueInp
     }, out);
   }
   return false;
+}
+
+}  // namespace
+
+bool propagate_values(const onnx::NodeProto& node, int64_t opset, const ValueInputs& in,
+                      const std::vector<const onnx::TypeProto*>& types, IntValues& out) {
+  if (!propagate(node, opset, in, types, out)) return false;
+  drop_unrepresentable(out);
+  return true;
 }
 
 bool shape_from_values(const onnx::NodeProto& node, int64_t opset, const ValueInputs& in,

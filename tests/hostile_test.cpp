@@ -767,3 +767,25 @@ TEST_CASE("hostile: a configuration file with billion-laughs aliases and deep ne
     CHECK(seconds_since(t0) < kBoundSeconds);
   }
 }
+
+// Found by fuzz_shape_values: a shape input whose own shape is [2^62] made ONNX
+// 1.12's Expand inference (like Reshape's and ConstantOfShape's) create 2^62
+// dims and exhaust memory. The guarded registry skips such inference.
+TEST_CASE("hostile: a shape input of length 2^62 is not expanded into dims") {
+  TempDir dir;
+  const std::string path = save_model(dir, "rank.onnx", model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[3,2] X, int64[6] I) => (float[3,2] Y) {
+  s = Constant <value = int64[1] {4611686018427387904}> ()
+  r = Reshape (I, s)
+  e = Expand (X, r)
+  c = ConstantOfShape (r)
+  Y = Identity (X)
+}
+)"));
+  const auto t0 = std::chrono::steady_clock::now();
+  const CommandResult c = run_bpu_lint({path});
+  INFO(c.out << c.err);
+  CHECK(c.exit_code == 0);
+  CHECK(seconds_since(t0) < kBoundSeconds);
+}

@@ -1,6 +1,8 @@
 // ONNX 1.12's shape-inference functions trust their inputs: a ConvTranspose
 // whose weight rank does not match its input rank reads past the end of a
-// vector and crashes. bpu-lint lints hostile models, so inference runs through
+// vector and crashes, and Reshape/Expand/ConstantOfShape create as many dims
+// as a shape input is long (2^62 of them exhaust memory). bpu-lint lints
+// hostile models, so inference runs through
 // a schema registry that wraps the fragile functions with rank checks; a node
 // that fails them is simply not inferred (its outputs stay unknown).
 #pragma once
