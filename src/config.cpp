@@ -214,7 +214,7 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, Base
   // finding, they do not move the node back to the BPU.
   r.placement = place_nodes(r.facts, platform, r.diagnostics);
   for (auto& d : r.diagnostics) {
-    if (d.folded_into_cause) continue;
+    if (d.folded_into_note) continue;
     for (auto& w : config.waivers) {
       if (waiver_matches(w, d, r)) {
         d.waiver = w.reason;
@@ -226,7 +226,7 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, Base
   if (baseline != nullptr) {
     const std::string model = baseline_model_key(r.path, baseline->path);
     for (auto& d : r.diagnostics) {
-      if (!d.waiver.empty() || d.folded_into_cause) continue;
+      if (!d.waiver.empty() || d.folded_into_note) continue;
       for (auto& e : baseline->entries) {
         if (e.matched < e.count && e.model == model && e.rule == d.rule->id && e.node == node_key(r, d) &&
             e.op == op_key(r, d)) {

@@ -251,6 +251,34 @@ void add_custom_op_notes(const ModelFacts& facts, std::vector<Diagnostic>& node_
   }
 }
 
+// Findings that repeat one fact per node are said once per model, on the
+// first node, with the count and the first few node names: an op whose
+// placement is unknown or CPU-only (a QDQ export has hundreds of
+// QuantizeLinear nodes), and a derived rule's hint (another chip's number:
+// the ViT's six Linear layers would otherwise get six notes). The others
+// stay in the list, counted in that note (folded_into_note).
+void fold_repeats(const ModelFacts& facts, std::vector<Diagnostic>& diagnostics) {
+  std::map<std::string, std::vector<Diagnostic*>> groups;
+  for (auto& d : diagnostics) {
+    if (d.node < 0) continue;
+    const NodeFacts& n = facts.nodes[static_cast<size_t>(d.node)];
+    const bool placement = d.rule->builtin && (d.rule->id == builtin::kOpNotInDatabase || d.rule->id == builtin::kOpRunsOnCpu);
+    const bool derived = !d.rule->builtin && d.rule->status == Status::Derived && d.outcome == Outcome::Fail;
+    if (placement && n.domain.empty()) groups[d.rule->id + "|" + n.op_type].push_back(&d);
+    else if (derived) groups[d.rule->id].push_back(&d);
+  }
+  for (auto& [key, members] : groups) {
+    if (members.size() < 2) continue;
+    std::string names;
+    for (size_t i = 0; i < members.size() && i < 3; ++i) {
+      names += (i ? ", '" : "'") + facts.nodes[static_cast<size_t>(members[i]->node)].display_name + "'";
+    }
+    if (members.size() > 3) names += " and " + std::to_string(members.size() - 3) + " more";
+    members[0]->message += "; on " + std::to_string(members.size()) + " nodes: " + names;
+    for (size_t i = 1; i < members.size(); ++i) members[i]->folded_into_note = true;
+  }
+}
+
 }  // namespace
 
 std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform) {
@@ -260,6 +288,7 @@ std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platfo
     check_node(facts.nodes[i], static_cast<long>(i), platform, index, nodes);
   }
   add_custom_op_notes(facts, nodes);
+  fold_repeats(facts, nodes);
   std::vector<Diagnostic> out = evaluate_model_level(facts, index);
   out.insert(out.end(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
   return out;
@@ -304,6 +333,7 @@ std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const
   if (checker_failure) std::rethrow_exception(checker_failure);
   if (!ok) return {};
   add_custom_op_notes(facts, nodes);
+  fold_repeats(facts, nodes);
   std::vector<Diagnostic> out = evaluate_model_level(facts, index);
   out.insert(out.end(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
   return out;
@@ -320,13 +350,12 @@ void fold_unverified(const ModelFacts& facts, std::vector<Diagnostic>& diagnosti
   };
   std::map<uint32_t, Blocked> blocked;
   for (auto& d : diagnostics) {
-    d.folded_into_cause = false;
     const RootCause* cause = facts.cause(d.cause);
     if (d.outcome != Outcome::Unknown || d.rule->builtin || cause == nullptr) continue;
     auto& b = blocked[d.cause];
     ++b.checks;
     b.nodes.insert(d.node);
-    d.folded_into_cause = !keep_individual;
+    d.folded_into_note = !keep_individual;
   }
   for (uint32_t id = 1; id <= facts.causes.size(); ++id) {
     const RootCause& c = facts.causes[id - 1];

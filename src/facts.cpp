@@ -447,6 +447,11 @@ class Walker {
       }
     }
 
+    // Arithmetic on a dynamic dim whose result does not depend on it (the
+    // static dims of Shape(x)[1:]) is a constant after all.
+    if (f.fold == Fold::RuntimeShape && out_values != nullptr && out_values->all_known() && node.output_size() == 1) {
+      f.fold = Fold::Constant;
+    }
     auto& outputs = f.outputs;
     outputs.reserve(static_cast<size_t>(node.output_size()));
     uint32_t node_cause = 0;  // created at most once per node
@@ -488,7 +493,7 @@ class Walker {
         }
       }
       v.cause = output_cause(v, node_cause, failure, schema, has_subgraph);
-      outputs.push_back({name, v.type, v.is_const, v.data, v.values, v.cause});
+      outputs.push_back({name, v.type, v.is_const, v.shape_derived, v.data, v.values, v.cause});
     }
     shared_output_type_ = nullptr;
   }
@@ -591,9 +596,9 @@ class Walker {
     for (int k = 0; k < node.input_size(); ++k) {
       const ValueFacts* v = input_facts_[static_cast<size_t>(k)];
       if (v == nullptr) {
-        f.inputs.push_back({node.input(k), nullptr, false, nullptr, nullptr, 0});
+        f.inputs.push_back({node.input(k), nullptr, false, false, nullptr, nullptr, 0});
       } else {
-        f.inputs.push_back({node.input(k), v->type, v->is_const, v->data, v->values, v->cause});
+        f.inputs.push_back({node.input(k), v->type, v->is_const, v->shape_derived, v->data, v->values, v->cause});
       }
     }
     out_.nodes.push_back(std::move(f));
@@ -681,7 +686,8 @@ Value tensor_record(const TensorFacts& t) {
   Value record = Value::of_record({});
   record.set("name", Value::of_string(std::string(t.name)));
   record.set("present", Value::of_bool(!t.name.empty()));
-  record.set("const", Value::of_bool(t.is_const));
+  record.set("const", t.shape_derived ? Value::unknown("computed from a dynamic dim: constant once the input is pinned")
+                                      : Value::of_bool(t.is_const));
   if (t.name.empty()) {
     const Value absent = Value::unknown("optional input not present");
     record.set("dtype", absent);

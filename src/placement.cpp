@@ -106,7 +106,7 @@ Summary summarize(const ModelFacts& facts, const std::vector<Placement>& placeme
   s.cpu_islands = count_cpu_islands(facts, placement);
   for (const auto& d : diagnostics) {
     if (d.outcome == Outcome::Unknown && !d.rule->builtin) ++s.unverified;
-    if (d.folded_into_cause) continue;
+    if (d.folded_into_note) continue;
     if (!d.waiver.empty()) {
       ++s.waived;
       continue;

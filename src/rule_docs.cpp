@@ -75,7 +75,7 @@ std::string rules_markdown(const Platform& p) {
       << " --format markdown` from the rule database. Do not edit: edit rules/ and regenerate (scripts/gen_docs.sh). -->\n\n"
       << "March `" << p.march << "`; aliases: " << join(p.aliases) << ". Defined in `" << p.file << "`.\n\n"
       << "Status: **verified** = stated for this chip by the source; **derived** = published for another chip "
-         "(at most a warning); **inferred** = our reasoning from the sources.\n\n## Rules\n\n"
+         "(a note, reported once per model); **inferred** = our reasoning from the sources.\n\n## Rules\n\n"
       << "| id | name | applies to | constraint | severity | status | fixes |\n|---|---|---|---|---|---|---|\n";
   const auto rules = sorted_rules(p);
   for (const Rule* r : rules) {

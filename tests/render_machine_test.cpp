@@ -63,7 +63,7 @@ struct Fixture {
     // The configuration, applied as the CLI does: BPU1102 (inferred) set to
     // warning; a waiver for one node of the mix model.
     Config config;
-    config.severity = {{"BPU1102", Severity::Warning}, {"BPU9001", Severity::Note}};
+    config.severity = {{"BPU1102", Severity::Warning}, {"BPU3005", Severity::Warning}, {"BPU9001", Severity::Note}};
     config.waivers.push_back({"BPU3001", "softmax_waived", "accepted until the decoder is retrained (ticket 42)", {}, 0});
     apply_config(example, j6p, config, nullptr);
     fix_run = apply_fixes(example, example.fix_plans, "auto", dir.path("case_study.fixed.onnx"));
@@ -108,7 +108,7 @@ struct Fixture {
     r.models = {a, b, c};
     r.exit_code = 2;
     r.show_waived = show_waived;
-    r.severity_overrides = {{"BPU1102", Severity::Warning}, {"BPU9001", Severity::Note}};
+    r.severity_overrides = {{"BPU1102", Severity::Warning}, {"BPU3005", Severity::Warning}, {"BPU9001", Severity::Note}};
     r.configuration_notes = {"waiver #2 (nodes 'decoder/*', rule BPU3001) matched nothing"};
     return r;
   }
@@ -432,10 +432,11 @@ void check_sarif_structure(const Json& log, SarifProfile profile, bool show_waiv
   CHECK(inv["exitCode"].n == 2);
   CHECK(inv["toolExecutionNotifications"][0]["message"]["text"].s == std::string(kMissingPath) + ": no such file");
   CHECK(inv["toolConfigurationNotifications"].items.size() == 1);
-  // Overrides only for rules in driver.rules (BPU9001 did not fire).
-  REQUIRE(inv["ruleConfigurationOverrides"].items.size() == 1);
-  const Json& ov = inv["ruleConfigurationOverrides"][0];
-  CHECK(rules[static_cast<size_t>(ov["descriptor"]["index"].n)]["id"].s == ov["descriptor"]["id"].s);
+  // Overrides only for rules in driver.rules (BPU1102 and BPU3005 fired, BPU9001 did not).
+  REQUIRE(inv["ruleConfigurationOverrides"].items.size() == 2);
+  for (const auto& ov : inv["ruleConfigurationOverrides"].items) {
+    CHECK(rules[static_cast<size_t>(ov["descriptor"]["index"].n)]["id"].s == ov["descriptor"]["id"].s);
+  }
   REQUIRE(run["artifacts"].items.size() == 2);
   CHECK(run["artifacts"][0]["location"]["uri"].s == kExamplePath);
   CHECK(run["artifacts"][1]["location"]["uri"].s == "tests/fixtures/mix%2C%20model%20%231.onnx");

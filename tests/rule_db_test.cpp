@@ -95,7 +95,7 @@ TEST_CASE("unknown op, unknown fix, bad status, derived error, missing key, YAML
   CHECK(load_error(std::string(yaml).replace(yaml.find("verified"), 8, "sure"))
             .find("status must be verified, derived or inferred") != std::string::npos);
   CHECK(load_error(std::string(yaml).replace(yaml.find("verified"), 8, "derived"))
-            .find("at most a warning") != std::string::npos);
+            .find("may be at most a note") != std::string::npos);
   CHECK(load_error(std::string(yaml).replace(yaml.find("    source: test\n"), 17, ""))
             .find("missing required key 'source'") != std::string::npos);
   const std::string syntax = load_error("  - id: [unclosed\n");

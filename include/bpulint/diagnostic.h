@@ -23,12 +23,13 @@ struct Diagnostic {
   // For Outcome::Unknown: the root cause upstream that left the fact unknown
   // (1-based index into ModelFacts::causes; 0 = none, the unknown is local).
   uint32_t cause = 0;
-  // Set by fold_unverified: this check's note was folded into its root cause's note.
-  bool folded_into_cause = false;
+  // Set by fold_unverified / fold_derived: this finding is counted in another
+  // note (its root cause's, or its derived rule's once-per-model note).
+  bool folded_into_note = false;
   // Set after evaluation by the configuration, never by rules:
   std::string waiver;          // the matching waiver's reason; "" = not waived
   bool baselined = false;      // matched --baseline: known, not new
-  bool shown() const { return waiver.empty() && !baselined && !folded_into_cause; }
+  bool shown() const { return waiver.empty() && !baselined && !folded_into_note; }
 };
 
 }  // namespace bpulint

@@ -74,6 +74,9 @@ struct TensorFacts {
   // Known before runtime: an initializer, a Constant, or computed only from
   // those and static dims (the toolchain constant-folds the producer).
   bool is_const = false;
+  // Computed from a dynamic dim by shape arithmetic: constant once the input
+  // is pinned, so rules see its constness as unknown, not false.
+  bool shape_derived = false;
   const onnx::TensorProto* data = nullptr;  // constant integer data: inline, or computed by the walk
   const IntValues* values = nullptr;        // integer values computed by the walk (may hold symbols)
   uint32_t cause = 0;                       // 1-based index into ModelFacts::causes; 0 = fully known
