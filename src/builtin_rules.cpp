@@ -47,6 +47,13 @@ const std::vector<Rule>& builtin_rules() {
            "infer, an output shape that depends on runtime values) once, with the number of checks it blocks "
            "and how to resolve it. `--show-unverified` lists the individual checks as well; the JSON summary "
            "counts them as `unverified`."),
+      make(builtin::kSiblingLimit, "limit-known-for-sibling-chip", Severity::Note, "advice",
+           "The op's limit is published for a sibling chip only; on this chip it cannot be verified.",
+           "Chips of one family (the Nash marches J6P, J6E, J6M share hbdk4) often have a limit published for "
+           "one of them only: J6P's 3-D ConvTranspose range comes from a J6P case study. On a sibling without "
+           "that limit, a node it applies to is neither passed nor failed: it is reported as \"cannot verify\", "
+           "with the sibling's limit and whether the node would meet it there. A rule of your own with the same "
+           "id (or `ref`) replaces the hint."),
   };
   return rules;
 }

@@ -48,6 +48,8 @@ struct RuleIndex {
   FactSelection any_op_facts;
   // The platform's op classes, hashed once.
   std::unordered_map<std::string, const OpPlacement*> op_classes;
+  // Sibling chips' limits this platform lacks, by op type.
+  std::unordered_map<std::string, std::vector<const SiblingRule*>> siblings_by_op;
 
   const FactSelection& facts_for(const std::string& op) const {
     auto it = facts_by_op.find(op);
@@ -71,6 +73,12 @@ struct RuleIndex {
           by_op[op].push_back(&r);
           names_by_op[op].insert(r.facts_used.begin(), r.facts_used.end());
         }
+      }
+    }
+    for (const auto& sr : p.sibling_rules) {
+      for (const auto& op : sr.rule.ops) {
+        siblings_by_op[op].push_back(&sr);
+        names_by_op[op].insert(sr.rule.facts_used.begin(), sr.rule.facts_used.end());
       }
     }
     any_op_facts = FactSelection::of(any_op_names);
@@ -156,6 +164,40 @@ void check(const Rule& rule, const Value& record, long node, const NodeFacts* fa
   out.push_back(diagnostic(&rule, rule.severity, Outcome::Fail, render(*rule.message, record), node, trace, rule.fixes));
 }
 
+// One note per node that a sibling chip's limit applies to: the limit is
+// unknown here, so the node is neither passed nor failed. Each limit says
+// whether the node would meet it on the sibling.
+void check_siblings(const std::vector<const SiblingRule*>& siblings, const Value& record, long node,
+                    const NodeFacts& n, const Platform& platform, std::vector<Diagnostic>& out) {
+  std::string parts, on;
+  Trace all;
+  for (const SiblingRule* s : siblings) {
+    const Rule& r = s->rule;
+    if (r.domain != n.domain) continue;
+    Trace when_trace, trace;
+    const Value applies = r.when ? eval(*r.when, record, &when_trace) : Value::of_bool(true);
+    if (is_false(applies)) continue;
+    const Value ok = eval(*r.require, record, &trace);
+    std::string here;
+    for (const auto& t : trace) here += (here.empty() ? "" : ", ") + t.text + " = " + t.value.to_string();
+    trace.insert(trace.end(), when_trace.begin(), when_trace.end());
+    const char* verdict = is_true(ok) && is_true(applies) ? "met" : is_false(ok) && is_true(applies) ? "not met" : "unknown";
+    parts += (parts.empty() ? "" : "; ") + expr_text(*r.require) + " [" + r.id + "] " + verdict + " here (" + here + ")";
+    for (const auto& name : s->platforms) {
+      if (on.find(name) == std::string::npos) on += (on.empty() ? "" : ", ") + name;
+    }
+    for (auto& t : trace) {
+      const bool seen = std::any_of(all.begin(), all.end(), [&](const TraceEntry& e) { return e.text == t.text; });
+      if (!seen) all.push_back(std::move(t));
+    }
+  }
+  if (parts.empty()) return;
+  out.push_back(diagnostic(&builtin_rule(builtin::kSiblingLimit), Severity::Note, Outcome::Unknown,
+                           "cannot verify " + n.op_type + " on " + platform.name + ": limits published for " + on +
+                               " only: " + parts + "; unknown on " + platform.name,
+                           node, all));
+}
+
 // Custom-domain op types: where each first appears and how many nodes use it.
 // The first node of a type reports them all, the others stay quiet.
 struct CustomOp {
@@ -195,7 +237,9 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
   }  // custom-domain ops: once per op type, added by add_custom_op_notes
   auto it = index_of.by_op.find(n.op_type);
   const bool has_op_rules = it != index_of.by_op.end();
-  if (has_op_rules || !index_of.any_op.empty()) {
+  auto sib = index_of.siblings_by_op.find(n.op_type);
+  const bool has_siblings = sib != index_of.siblings_by_op.end();
+  if (has_op_rules || has_siblings || !index_of.any_op.empty()) {
     // Built per node with only the facts its rules read, dropped after: memory stays flat.
     const Value record = node_record(n, op_class, index_of.facts_for(n.op_type));
     if (has_op_rules) {
@@ -204,6 +248,7 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
       }
     }
     for (const Rule* r : index_of.any_op) check(*r, record, index, &n, out);
+    if (has_siblings) check_siblings(sib->second, record, index, n, platform, out);
   }
   std::sort(out.begin() + static_cast<long>(first), out.end(),
             [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });

@@ -290,6 +290,34 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// Node rules a same-family chip has and this one lacks (no rule with the same
+// id, nor one with the same `ref`, i.e. its own version of that limit).
+// Derived rules are hints already and are not passed on.
+void link_siblings(RuleDatabase& db) {
+  for (auto& p : db.platforms) {
+    p.sibling_rules.clear();
+    if (p.family.empty()) continue;
+    std::set<std::string> ids, refs;
+    for (const auto& r : p.rules) {
+      ids.insert(r.id);
+      if (!r.ref.empty()) refs.insert(r.ref);
+    }
+    for (const auto& s : db.platforms) {
+      if (&s == &p || s.family != p.family) continue;
+      for (const auto& r : s.rules) {
+        if (r.scope != RuleScope::Node || r.builtin || r.status == Status::Derived || ids.count(r.id) > 0 ||
+            (!r.ref.empty() && refs.count(r.ref) > 0)) {
+          continue;
+        }
+        auto known = std::find_if(p.sibling_rules.begin(), p.sibling_rules.end(),
+                                  [&](const SiblingRule& x) { return x.rule.id == r.id; });
+        if (known == p.sibling_rules.end()) p.sibling_rules.push_back({r, {s.name}});
+        else known->platforms.push_back(s.name);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, std::string& error) {
@@ -304,7 +332,8 @@ bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, st
       if (!version) reader.fail(parsed.root, "missing 'schema_version: 1'");
       if (reader.scalar(version, "schema_version") != "1") reader.fail(version, "unsupported schema_version (this bpu-lint reads 1)");
       if (parsed.root["platform"]) {
-        reader.check_keys(parsed.root, {"schema_version", "platform", "march", "aliases", "description", "include", "ops", "rules"},
+        reader.check_keys(parsed.root,
+                          {"schema_version", "platform", "march", "family", "aliases", "description", "include", "ops", "rules"},
                           {"platform", "march", "description"}, "platform file");
         platforms.push_back(parsed);
       } else {
@@ -321,6 +350,7 @@ bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, st
       p.name = reader.text(pf.root, "platform", "platform file");
       p.march = reader.text(pf.root, "march", "platform file");
       p.description = reader.text(pf.root, "description", "platform file");
+      p.family = reader.text(pf.root, "family", "platform file");
       p.aliases = reader.string_list(pf.root["aliases"], "aliases");
       if (!names.insert(p.name).second) reader.fail(pf.root["platform"], "platform '" + p.name + "' is defined twice");
       std::map<std::string, SourceLocation> op_where, rule_where;
@@ -335,6 +365,7 @@ bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, st
     }
     std::sort(db.platforms.begin(), db.platforms.end(),
               [](const Platform& a, const Platform& b) { return a.name < b.name; });
+    link_siblings(db);
     return true;
   } catch (...) {
     return describe_load_failure(error);
@@ -394,6 +425,7 @@ bool extend_rule_database(RuleDatabase& db, const std::vector<RuleFile>& files, 
       std::map<std::string, SourceLocation> op_where;
       parse_op_classes(reader, root["ops"], ops, op_where);
       for (auto& kv : ops) platform->ops[kv.first] = kv.second;
+      // A user's rule that covers a sibling's limit (same id) replaces the hint.
       const YAML::Node rules = root["rules"];
       if (!rules) continue;
       if (!rules.IsSequence()) reader.fail(rules, "rules must be a list");
@@ -406,6 +438,10 @@ bool extend_rule_database(RuleDatabase& db, const std::vector<RuleFile>& files, 
         }
         auto same = std::find_if(platform->rules.begin(), platform->rules.end(),
                                  [&](const Rule& existing) { return existing.id == r.id; });
+        platform->sibling_rules.erase(
+            std::remove_if(platform->sibling_rules.begin(), platform->sibling_rules.end(),
+                           [&](const SiblingRule& x) { return x.rule.id == r.id || (!r.ref.empty() && x.rule.ref == r.ref); }),
+            platform->sibling_rules.end());
         if (same != platform->rules.end()) *same = std::move(r);  // override by id
         else platform->rules.push_back(std::move(r));
       }

@@ -61,6 +61,13 @@ std::string rules_text(const Platform& p) {
     out << "  " << r->id << "  " << severity_name(r->severity) << "  " << status_name(r->status) << "  " << r->name
         << "  [" << applies_to(*r) << "]\n      " << r->summary << "\n";
   }
+  if (!p.sibling_rules.empty()) {
+    out << "Limits published for sibling chips only (cannot verify here, " << builtin::kSiblingLimit << "):\n";
+    for (const auto& sr : p.sibling_rules) {
+      out << "  " << sr.rule.id << "  " << join(sr.platforms) << "  " << sr.rule.name << "  [" << applies_to(sr.rule)
+          << "]\n      " << sr.rule.summary << "\n";
+    }
+  }
   std::map<std::string, std::vector<std::string>> by_class;
   for (const auto& kv : p.ops) by_class[op_class_name(kv.second.op_class)].push_back(kv.first);
   out << "Op classes:\n";
@@ -95,6 +102,16 @@ std::string rules_markdown(const Platform& p) {
     for (const auto& f : r->fixes) {
       const FixKind* k = find_fix_kind(f);
       out << "- fix `" << f << "`: " << (k ? k->title : "") << " (" << (k ? k->safety : "") << ")\n";
+    }
+  }
+  if (!p.sibling_rules.empty()) {
+    out << "\n## Limits published for sibling chips only\n\n"
+        << "On " << p.name << " these limits are unknown: a node they apply to is reported \"cannot verify\" ("
+        << builtin::kSiblingLimit << "), with the sibling's limit and whether the node meets it there.\n\n"
+        << "| id | on | applies to | sibling's constraint | status |\n|---|---|---|---|---|\n";
+    for (const auto& sr : p.sibling_rules) {
+      out << "| " << sr.rule.id << " | " << join(sr.platforms) << " | " << cell(applies_to(sr.rule)) << " | "
+          << cell(constraint(sr.rule)) << " | " << status_name(sr.rule.status) << " |\n";
     }
   }
   out << "\n## Op classes\n\n| op | class | status | source | note |\n|---|---|---|---|---|\n";

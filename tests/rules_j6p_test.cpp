@@ -72,14 +72,6 @@ TEST_CASE("BPU1102 convtranspose3d-stride-d: D-stride 1") {
   CHECK(two_d.summary.bpu == 1);
 }
 
-TEST_CASE("BPU1103 convtranspose-output-padding: note when non-zero") {
-  CHECK_FALSE(fires(lint_text(conv_transpose({3, 3}, {2, 2}, ", output_padding = [0, 0]")), "BPU1103"));
-  const ModelReport r = lint_text(conv_transpose({3, 3}, {2, 2}, ", output_padding = [1, 0]"));
-  CHECK(fires(r, "BPU1103"));
-  CHECK(r.summary.notes == 1);
-  CHECK(r.summary.cpu == 0);  // advice only
-}
-
 TEST_CASE("unknown kernel gives cannot-verify, never a silent pass") {
   const ModelReport r = lint_text(head() + "g (float[1,4,3,3,3] X, float[?,?,?,?,?] W) => (float[1,?,?,?,?] Y) {\n"
                                            "  Y = ConvTranspose <strides = [2, 2, 2]> (X, W)\n}\n");

@@ -14,6 +14,7 @@ constexpr const char* kOpNotInDatabase = "BPU0001";
 constexpr const char* kOpRunsOnCpu = "BPU0002";
 constexpr const char* kModelNote = "BPU0003";
 constexpr const char* kUnverifiedRoot = "BPU0004";
+constexpr const char* kSiblingLimit = "BPU0005";
 }  // namespace builtin
 
 const std::vector<Rule>& builtin_rules();

@@ -68,14 +68,24 @@ struct OpPlacement {
   std::string note;
 };
 
+// A rule a sibling chip has and this one lacks: the limit is known there and
+// unknown here, so a node it applies to is reported "cannot verify" with the
+// sibling's limit as the hint, never passed silently.
+struct SiblingRule {
+  Rule rule;                           // the sibling's rule, as it is defined there
+  std::vector<std::string> platforms;  // the siblings that have it
+};
+
 struct Platform {
   std::string name;                  // j6p
   std::string march;                 // nash-p
+  std::string family;                // chips whose limits are siblings' (nash); "" = none
   std::vector<std::string> aliases;  // nash-p, J6P, ...
   std::string description;
   std::string file;
   std::vector<Rule> rules;
   std::map<std::string, OpPlacement> ops;  // default-domain op type -> class
+  std::vector<SiblingRule> sibling_rules;  // node rules of same-family chips this one lacks (by id and ref)
 
   // The class an op finally has: a lowered op takes its target's (Bpu if the
   // target is unclassified would be a guess, so Unknown).
