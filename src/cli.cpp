@@ -216,6 +216,11 @@ int run_cli(int argc, char** argv) {
                          ->delimiter(',')
                          ->allow_extra_args(false);
   app.add_flag("--show-waived", run.show_waived, "Also list waived and baselined findings");
+  std::string min_severity = "note";
+  app.add_option("--min-severity", min_severity,
+                 "List only findings at or above this level: note (default), warning or error (the summary "
+                 "still counts everything)")
+      ->check(CLI::IsMember({"note", "warning", "error"}));
   app.add_flag("--show-unverified", run.show_unverified,
                "Also list each rule check that could not be verified (by default they are counted in one note "
                "per root cause: the dynamic input to pin, the node where inference failed)");
@@ -282,6 +287,7 @@ int run_cli(int argc, char** argv) {
   if (*select_opt) run.select = select;
   if (*ignore_opt) run.ignore = ignore;
   run.color = use_color(color);
+  parse_severity(min_severity, &run.min_severity);
   return run_lint(run);
 }
 

@@ -233,7 +233,7 @@ class Walker {
       infer(node, scope, declared);
       if (progress_ != nullptr) progress_->published.store(out_.nodes.size(), std::memory_order_release);
       const long self = static_cast<long>(out_.nodes.size() - 1);
-      const std::string node_path = path + "/" + out_.nodes.back().display_name;
+      const std::string node_path = NodeFacts::node_path(path, out_.nodes.back().display_name);
       for (const auto& attr : node.attribute()) {
         if (attr.type() == onnx::AttributeProto::GRAPH) {
           walk(attr.g(), node_path + "." + attr.name(), &chain, depth + 1, {}, self);

@@ -1,6 +1,7 @@
 #include "bpulint/lint_run.h"
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <filesystem>
 #include <iostream>
@@ -26,9 +27,16 @@ namespace fs = std::filesystem;
 namespace {
 
 
-// Files as given; folders searched recursively for *.onnx, in sorted order. A
-// folder that cannot be searched or holds no model is reported like a broken
-// model: one line, exit 2, the other inputs still linted.
+// Files as given; folders searched recursively for *.onnx (any case: a
+// model.ONNX is a model too), in sorted order. A folder that cannot be
+// searched or holds no model, and a *.onnx symlink that leads nowhere, are
+// reported like a broken model: one line, exit 2, the other inputs still linted.
+bool is_onnx_name(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".onnx";
+}
+
 void expand_inputs(const std::vector<std::string>& inputs, std::vector<std::string>& models,
                    std::vector<std::string>& errors) {
   for (const auto& in : inputs) {
@@ -38,13 +46,21 @@ void expand_inputs(const std::vector<std::string>& inputs, std::vector<std::stri
       continue;
     }
     std::vector<std::string> found;
+    const size_t errors_before = errors.size();
     for (auto it = fs::recursive_directory_iterator(in, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_regular_file(ec) && it->path().extension() == ".onnx") found.push_back(it->path().string());
+      if (!is_onnx_name(it->path())) continue;
+      std::error_code link_ec;
+      if (it->is_symlink(link_ec) && !fs::exists(it->path(), link_ec)) {
+        errors.push_back(it->path().string() + ": error: a symlink that leads nowhere (" +
+                         fs::read_symlink(it->path(), link_ec).string() + ")");
+        continue;
+      }
+      if (it->is_regular_file(link_ec)) found.push_back(it->path().string());
     }
     if (ec) {
       errors.push_back(in + ": error: cannot search the folder: " + ec.message());
-    } else if (found.empty()) {
+    } else if (found.empty() && errors.size() == errors_before) {
       errors.push_back(in + ": error: no *.onnx files in the folder");
     }
     std::sort(found.begin(), found.end());
@@ -190,6 +206,7 @@ class Runner {
     t.color = o_.color && o_.output_file.empty();
     t.concise = o_.format == "concise";
     t.show_waived = o_.show_waived;
+    t.min_severity = o_.min_severity;
     return t;
   }
 
@@ -316,6 +333,7 @@ class Runner {
       info.platform = models_.front().setup->platform;
       info.exit_code = code;
       info.show_waived = o_.show_waived;
+      info.min_severity = o_.min_severity;
       info.configuration_notes = notes;
       for (const auto& [path, setup] : setups_) {
         for (const auto& kv : setup->config.severity) info.severity_overrides[kv.first] = kv.second;

@@ -85,7 +85,7 @@ std::string render_github(const RunInfo& run) {
       continue;
     }
     for (const auto& d : r->diagnostics) {
-      if (!machine_included(d, run.show_waived)) continue;
+      if (!listed(d, run.show_waived, run.min_severity)) continue;
       std::string message = d.message;
       if (d.node >= 0) message = r->facts.nodes[static_cast<size_t>(d.node)].path() + ": " + message;
       if (!d.waiver.empty()) message += " (waived: " + d.waiver + ")";

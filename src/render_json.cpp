@@ -8,7 +8,6 @@
 
 namespace bpulint {
 
-bool machine_included(const Diagnostic& d, bool show_waived) { return show_waived || d.shown(); }
 
 void write_fact_value(JsonWriter& w, const Value& v) {
   switch (v.kind()) {
@@ -90,10 +89,10 @@ void write_summary(JsonWriter& w, const ModelReport& r) {
 
 namespace {
 
-void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived) {
+void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived, Severity min_severity) {
   w.begin_array();
   for (const auto& d : r.diagnostics) {
-    if (!machine_included(d, show_waived)) continue;
+    if (!listed(d, show_waived, min_severity)) continue;
     const NodeFacts* n = d.node >= 0 ? &r.facts.nodes[static_cast<size_t>(d.node)] : nullptr;
     w.begin_object();
     w.member("rule", d.rule->id).member("name", d.rule->name).member("severity", severity_name(d.severity));
@@ -125,7 +124,7 @@ void write_notes(JsonWriter& w, const ModelReport& r) {
 }
 
 void write_fixed_model(JsonWriter& w, const ModelReport& r, const FixRun& run, const ModelReport* fixed,
-                       bool show_waived) {
+                       bool show_waived, Severity min_severity) {
   w.begin_object();
   w.member("path", run.output_path).member("written", run.written);
   if (!run.error.empty()) w.member("error", run.error);
@@ -155,7 +154,7 @@ void write_fixed_model(JsonWriter& w, const ModelReport& r, const FixRun& run, c
     w.key("summary");
     write_summary(w, *fixed);
     w.key("diagnostics");
-    write_diagnostics(w, *fixed, show_waived);
+    write_diagnostics(w, *fixed, show_waived, min_severity);
   }
   w.end_object();
 }
@@ -190,10 +189,10 @@ std::string render_json(const RunInfo& run) {
     w.key("notes");
     write_notes(w, *r);
     w.key("diagnostics");
-    write_diagnostics(w, *r, run.show_waived);
+    write_diagnostics(w, *r, run.show_waived, run.min_severity);
     if (m.fix_run != nullptr) {
       w.key("fixed_model");
-      write_fixed_model(w, *r, *m.fix_run, m.fixed, run.show_waived);
+      write_fixed_model(w, *r, *m.fix_run, m.fixed, run.show_waived, run.min_severity);
     }
     w.end_object();
   }

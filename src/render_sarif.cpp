@@ -205,7 +205,7 @@ struct Builder {
       artifact_of.push_back(ok ? static_cast<long>(artifacts++) : -1);
       if (!ok) continue;
       for (const auto& d : m.report->diagnostics) {
-        if (machine_included(d, run.show_waived)) rules.emplace(d.rule->id, d.rule);
+        if (listed(d, run.show_waived, run.min_severity)) rules.emplace(d.rule->id, d.rule);
       }
     }
     size_t i = 0;
@@ -443,7 +443,7 @@ struct Builder {
       if (artifact_of[i] < 0) continue;
       const ModelReport& r = *run.models[i].report;
       for (const auto& d : r.diagnostics) {
-        if (d.node >= 0 && machine_included(d, run.show_waived)) node_location(r.facts.nodes[static_cast<size_t>(d.node)]);
+        if (d.node >= 0 && listed(d, run.show_waived, run.min_severity)) node_location(r.facts.nodes[static_cast<size_t>(d.node)]);
       }
     }
     JsonWriter w;
@@ -464,7 +464,7 @@ struct Builder {
     for (size_t i = 0; i < run.models.size(); ++i) {
       if (artifact_of[i] < 0) continue;
       for (const auto& d : run.models[i].report->diagnostics) {
-        if (machine_included(d, run.show_waived)) write_result(w, run.models[i], static_cast<size_t>(artifact_of[i]), d);
+        if (listed(d, run.show_waived, run.min_severity)) write_result(w, run.models[i], static_cast<size_t>(artifact_of[i]), d);
       }
     }
     w.end_array();

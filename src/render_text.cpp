@@ -146,7 +146,7 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
   }
   std::set<long> planned;  // a node's fixes are shown once, under its first diagnostic
   for (const auto& d : r.diagnostics) {
-    if (!d.shown() && !options.show_waived) continue;
+    if (!listed(d, options.show_waived, options.min_severity)) continue;
     const std::string hidden = !d.waiver.empty() ? " (waived: " + d.waiver + ")" : d.baselined ? " (in baseline)" : "";
     if (options.concise) {
       std::string loc = r.path;

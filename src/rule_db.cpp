@@ -133,7 +133,10 @@ Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
   r.defined_at = reader.at(node);
   r.id = reader.text(node, "id", "rule");
   static const std::regex kId("[A-Z][A-Z0-9]*[0-9]{4}");
-  if (!std::regex_match(r.id, kId)) reader.fail(node["id"], "rule id '" + r.id + "' must look like BPU1101");
+  if (!std::regex_match(r.id, kId)) {
+    reader.fail(node["id"], "rule id '" + r.id + "' must be an uppercase letter, then uppercase letters or digits, "
+                            "ending in four digits (e.g. BPU1101, TEAM0001)");
+  }
   r.name = reader.text(node, "name", "rule");
   static const std::regex kName("[a-z0-9]+(-[a-z0-9]+)*");
   if (!std::regex_match(r.name, kName)) reader.fail(node["name"], "rule name '" + r.name + "' must be kebab-case");
@@ -203,11 +206,31 @@ Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
   return r;
 }
 
+// With a collector, an error in one entry (an op class, a rule) is recorded
+// and loading goes on with the next, so `rules validate` reports every error
+// of a file at once; without one, the first error ends the load.
+using ErrorSink = std::vector<std::string>*;
+
+template <typename F>
+void each_entry(const YAML::Node& list, ErrorSink sink, F&& parse) {
+  for (const auto& entry : list) {
+    if (sink == nullptr) {
+      parse(entry);
+      continue;
+    }
+    try {
+      parse(entry);
+    } catch (const LoadError& e) {
+      sink->push_back(e.where.str() + ": " + e.message);
+    }
+  }
+}
+
 void parse_op_classes(const FileReader& reader, const YAML::Node& list, std::map<std::string, OpPlacement>& ops,
-                      std::map<std::string, SourceLocation>& where) {
+                      std::map<std::string, SourceLocation>& where, ErrorSink sink = nullptr) {
   if (!list) return;
   if (!list.IsSequence()) reader.fail(list, "ops must be a list of op classes");
-  for (const auto& entry : list) {
+  each_entry(list, sink, [&](const YAML::Node& entry) {
     reader.check_keys(entry, {"class", "ops", "status", "source", "note", "to"}, {"class", "ops", "status", "source"},
                       "op class");
     OpPlacement placement;
@@ -237,7 +260,7 @@ void parse_op_classes(const FileReader& reader, const YAML::Node& list, std::map
       where[op] = reader.at(entry["ops"]);
       ops[op] = placement;
     }
-  }
+  });
 }
 
 struct ParsedFile {
@@ -257,18 +280,19 @@ YAML::Node parse_yaml(const RuleFile& file) {
 
 // Adds a file's op classes and rules to a platform (files included by it too).
 void merge_content(const FileReader& reader, const YAML::Node& root, Platform& platform,
-                   std::map<std::string, SourceLocation>& op_where, std::map<std::string, SourceLocation>& rule_where) {
-  parse_op_classes(reader, root["ops"], platform.ops, op_where);
+                   std::map<std::string, SourceLocation>& op_where, std::map<std::string, SourceLocation>& rule_where,
+                   ErrorSink sink) {
+  parse_op_classes(reader, root["ops"], platform.ops, op_where, sink);
   const YAML::Node rules = root["rules"];
   if (!rules) return;
   if (!rules.IsSequence()) reader.fail(rules, "rules must be a list");
-  for (const auto& node : rules) {
+  each_entry(rules, sink, [&](const YAML::Node& node) {
     Rule r = parse_rule(reader, node);
     auto prev = rule_where.find(r.id);
     if (prev != rule_where.end()) reader.fail(node["id"], "duplicate rule id '" + r.id + "' (first at " + prev->second.str() + ")");
     rule_where[r.id] = r.defined_at;
     platform.rules.push_back(std::move(r));
-  }
+  });
 }
 
 // Inside a catch block of a loader: the one-line error, and false.
@@ -320,8 +344,13 @@ void link_siblings(RuleDatabase& db) {
 
 }  // namespace
 
-bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, std::string& error) {
+bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, std::string& error,
+                        std::vector<std::string>* all_errors) {
   db = RuleDatabase{};
+  // An included file is merged into every platform that includes it: its
+  // entry errors are collected once.
+  std::vector<std::string> collected;
+  ErrorSink sink = all_errors != nullptr ? &collected : nullptr;
   try {
     std::map<std::string, ParsedFile> shared;  // by base name, for include:
     std::vector<ParsedFile> platforms;
@@ -358,18 +387,25 @@ bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, st
       for (const auto& inc : reader.string_list(pf.root["include"], "include")) {
         auto it = shared.find(inc);
         if (it == shared.end()) reader.fail(pf.root["include"], "included file '" + inc + "' not found among the rule files");
-        merge_content(FileReader(it->second.file->path), it->second.root, p, op_where, rule_where);
+        merge_content(FileReader(it->second.file->path), it->second.root, p, op_where, rule_where, sink);
       }
-      merge_content(reader, pf.root, p, op_where, rule_where);
+      merge_content(reader, pf.root, p, op_where, rule_where, sink);
       db.platforms.push_back(std::move(p));
     }
     std::sort(db.platforms.begin(), db.platforms.end(),
               [](const Platform& a, const Platform& b) { return a.name < b.name; });
     link_siblings(db);
-    return true;
   } catch (...) {
-    return describe_load_failure(error);
+    describe_load_failure(error);
+    if (all_errors != nullptr) collected.push_back(error);
+    else return false;
   }
+  if (all_errors == nullptr) return true;
+  for (const auto& e : collected) {
+    if (std::find(all_errors->begin(), all_errors->end(), e) == all_errors->end()) all_errors->push_back(e);
+  }
+  if (!all_errors->empty()) error = all_errors->front();
+  return all_errors->empty();
 }
 
 bool read_rule_paths(const std::vector<std::string>& paths, std::vector<RuleFile>& files, std::string& error) {
@@ -404,9 +440,12 @@ bool read_rule_paths(const std::vector<std::string>& paths, std::vector<RuleFile
   return true;
 }
 
-bool extend_rule_database(RuleDatabase& db, const std::vector<RuleFile>& files, std::string& error) {
-  try {
-    for (const auto& f : files) {
+bool extend_rule_database(RuleDatabase& db, const std::vector<RuleFile>& files, std::string& error,
+                          std::vector<std::string>* all_errors) {
+  ErrorSink sink = all_errors;
+  const size_t errors_before = all_errors != nullptr ? all_errors->size() : 0;
+  for (const auto& f : files) {
+    try {
       const YAML::Node root = parse_yaml(f);
       FileReader reader(f.path);
       reader.check_keys(root, {"schema_version", "extends", "description", "ops", "rules"}, {"schema_version", "extends"},
@@ -423,14 +462,14 @@ bool extend_rule_database(RuleDatabase& db, const std::vector<RuleFile>& files, 
       // Op classes: a user file may reclassify an op it lists.
       std::map<std::string, OpPlacement> ops;
       std::map<std::string, SourceLocation> op_where;
-      parse_op_classes(reader, root["ops"], ops, op_where);
+      parse_op_classes(reader, root["ops"], ops, op_where, sink);
       for (auto& kv : ops) platform->ops[kv.first] = kv.second;
       // A user's rule that covers a sibling's limit (same id) replaces the hint.
       const YAML::Node rules = root["rules"];
       if (!rules) continue;
       if (!rules.IsSequence()) reader.fail(rules, "rules must be a list");
       std::set<std::string> seen;
-      for (const auto& node : rules) {
+      each_entry(rules, sink, [&](const YAML::Node& node) {
         Rule r = parse_rule(reader, node);
         if (!seen.insert(r.id).second) reader.fail(node["id"], "duplicate rule id '" + r.id + "' in this file");
         for (const auto& b : builtin_rules()) {
@@ -444,12 +483,16 @@ bool extend_rule_database(RuleDatabase& db, const std::vector<RuleFile>& files, 
             platform->sibling_rules.end());
         if (same != platform->rules.end()) *same = std::move(r);  // override by id
         else platform->rules.push_back(std::move(r));
-      }
+      });
+    } catch (...) {
+      describe_load_failure(error);
+      if (all_errors == nullptr) return false;
+      all_errors->push_back(error);
     }
-    return true;
-  } catch (...) {
-    return describe_load_failure(error);
   }
+  if (all_errors == nullptr) return true;
+  if (all_errors->size() > errors_before) error = (*all_errors)[errors_before];
+  return all_errors->size() == errors_before;
 }
 
 bool load_default_rule_database(const std::string& dir, RuleDatabase& db, std::string& error) {

@@ -210,9 +210,10 @@ std::vector<std::string> validate_rule_files(const std::vector<std::string>& pat
   for (const auto& e : embedded_rule_files()) {
     if (given.count(std::filesystem::path(e.path).filename().string()) == 0) all.push_back({e.path, e.content});
   }
+  // Every error of every file at once, each with file:line:col.
   RuleDatabase db;
-  if (!load_rule_database(all, db, error)) return {error};
-  if (!user.empty() && !extend_rule_database(db, user, error)) return {error};
+  load_rule_database(all, db, error, &problems);
+  if (!user.empty()) extend_rule_database(db, user, error, &problems);
 
   std::set<std::string> checked;
   for (const auto& f : files) checked.insert(f.path);

@@ -32,4 +32,11 @@ struct Diagnostic {
   bool shown() const { return waiver.empty() && !baselined && !folded_into_note; }
 };
 
+// Whether a renderer lists the finding: never when another note counts it;
+// waived and baselined ones only on request (--show-waived); only at or above
+// the minimum level (--min-severity). Summaries count everything regardless.
+inline bool listed(const Diagnostic& d, bool show_waived, Severity min_severity) {
+  return !d.folded_into_note && (show_waived || d.shown()) && d.severity >= min_severity;
+}
+
 }  // namespace bpulint

@@ -104,8 +104,12 @@ struct NodeFacts {
   std::vector<TensorFacts> inputs;
   std::vector<TensorFacts> outputs;
 
-  // Stable identity for baselines and fingerprints: graph path + node.
-  std::string path() const { return graph_path + "/" + display_name; }
+  // Stable identity for baselines and fingerprints: graph path + node, one
+  // '/' between them (torch names start with one: torch_jit/up1/ConvTranspose).
+  std::string path() const { return node_path(graph_path, display_name); }
+  static std::string node_path(const std::string& graph, const std::string& node) {
+    return graph + (!node.empty() && node[0] == '/' ? "" : "/") + node;
+  }
 };
 
 struct FactOptions {

@@ -107,10 +107,6 @@ struct NodeFixPlan;
 class Value;
 struct TraceEntry;
 
-// A diagnostic is output when shown() (not waived, not baselined), or always
-// with show_waived.
-bool machine_included(const Diagnostic& d, bool show_waived);
-
 // A fact value: ints, floats, strings, bools, lists, records (keys sorted);
 // unknown -> null.
 void write_fact_value(JsonWriter& w, const Value& v);

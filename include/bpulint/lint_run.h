@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bpulint/facts.h"
+#include "bpulint/rule_db.h"
 
 namespace bpulint {
 
@@ -32,6 +33,7 @@ struct RunOptions {
   std::optional<std::vector<std::string>> select, ignore;  // CLI overrides the configuration
   bool show_waived = false;
   bool show_unverified = false;             // list each check folded into a root-cause note
+  Severity min_severity = Severity::Note;   // --min-severity: list only findings at or above it
   bool statistics = false;
   std::string baseline;
   std::string write_baseline;

@@ -27,6 +27,7 @@ struct RunInfo {
   std::vector<Model> models;
   int exit_code = 0;                        // what the process will return
   bool show_waived = false;                 // include waived and baselined diagnostics
+  Severity min_severity = Severity::Note;   // --min-severity: list only findings at or above it
   std::map<std::string, Severity> severity_overrides;  // rule id -> level set by the configuration
   std::vector<std::string> configuration_notes;        // e.g. "waiver #2 matched nothing"
 };

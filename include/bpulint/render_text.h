@@ -12,6 +12,7 @@ struct TextOptions {
   bool color = false;
   bool concise = false;  // one line per diagnostic, no detail lines
   bool show_waived = false;  // list waived and baselined findings too, marked as such
+  Severity min_severity = Severity::Note;  // list only findings at or above this level
 };
 
 void render_text(std::ostream& out, const ModelReport& report, const Platform& platform, const TextOptions& options);

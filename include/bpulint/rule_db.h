@@ -104,8 +104,11 @@ struct RuleFile {
 };
 
 // Loads platform files (those with a `platform:` key) and the shared files
-// they `include:`. Returns false with "file:line:col: message".
-bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, std::string& error);
+// they `include:`. Returns false with "file:line:col: message". With
+// `all_errors`, an error in one rule or op class is collected there and the
+// load goes on, so every error of a file is reported at once.
+bool load_rule_database(const std::vector<RuleFile>& files, RuleDatabase& db, std::string& error,
+                        std::vector<std::string>* all_errors = nullptr);
 
 // The embedded database, or every *.yaml in `dir` when dir is not empty.
 bool load_default_rule_database(const std::string& dir, RuleDatabase& db, std::string& error);
@@ -117,6 +120,7 @@ bool read_rule_paths(const std::vector<std::string>& paths, std::vector<RuleFile
 // file) extend the database: a rule with a known id replaces that rule (its
 // defined_at then names the user's file), new ids are added, listed ops are
 // reclassified.
-bool extend_rule_database(RuleDatabase& db, const std::vector<RuleFile>& files, std::string& error);
+bool extend_rule_database(RuleDatabase& db, const std::vector<RuleFile>& files, std::string& error,
+                          std::vector<std::string>* all_errors = nullptr);
 
 }  // namespace bpulint
