@@ -493,7 +493,7 @@ TEST_CASE("golden: sarif, github profile") {
   check_sarif_structure(log, SarifProfile::GitHub, false);
   // The node path leads the message.
   CHECK(log["runs"][0]["results"][0]["message"]["text"].s.rfind(
-            "torch_jit//deblock_seg_v2/deblock_seg_v2.0/ConvTranspose: ", 0) == 0);
+            "torch_jit/deblock_seg_v2/deblock_seg_v2.0/ConvTranspose: ", 0) == 0);
 }
 
 TEST_CASE("golden: sarif, spec profile") {
