@@ -429,7 +429,9 @@ void find_reasons(const Line& line, std::vector<NodeReason>& reasons) {
 
 // Why there is no table, for the one-line error.
 std::string no_table_error(std::string_view text, const std::vector<Line>& lines) {
-  if (trim(text).empty()) return "the log is empty: no per-node placement table";
+  if (std::all_of(text.begin(), text.end(), [](char c) { return is_space(c) || c == '\n' || c == '\r'; })) {
+    return "the log is empty: no per-node placement table";
+  }
   const bool mapper = text.find("hb_mapper") != std::string_view::npos || text.find("horizon_nn") != std::string_view::npos;
   const bool compile = text.find("hb_compile") != std::string_view::npos || text.find("hbdk.convert") != std::string_view::npos ||
                        text.find("hmct") != std::string_view::npos;
