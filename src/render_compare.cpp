@@ -148,6 +148,9 @@ void render_compare_text(std::ostream& out, const CompareView& v) {
         << "\n";
   }
   for (const auto& name : c.unmatched_rows) out << "unmatched row: " << printable(name) << " (no node of that name in the model)\n";
+  if (c.matched == 0) {
+    out << "note: no row names a node of this model; is the log from a compile of this very export (same node names)?\n";
+  }
   out << printable(v.model) << ": " << c.matched << " matched nodes: " << c.agree.size() << " agree, " << c.missed.size()
       << " missed, " << c.wrong.size() << " wrong, " << c.unknown.size() << " unknown; " << c.unmatched_rows.size()
       << " unmatched rows\n";

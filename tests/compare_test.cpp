@@ -27,6 +27,7 @@ const std::string kX5 = kDir + "x5_bayes_e_hb_mapper_makertbin.log";
 const std::string kX5Checker = kDir + "x5_bayes_e_hb_mapper_checker.log";
 const std::string kJ6e = kDir + "j6e_nash_e_hb_compile.log";
 const std::string kFailed = kDir + "x5_bayes_e_hb_mapper_failed.log";
+std::string kExample() { return example_model(); }
 
 CompileLog parse_ok(const std::string& text) {
   CompileLog log;
@@ -658,5 +659,10 @@ TEST_CASE("bpu-lint compare: unusable logs exit 2 with one line naming the file"
   CHECK(platform_bad.exit_code == 2);
   CHECK(platform_bad.err.find("unknown platform 'nope'") != std::string::npos);
   CHECK(run_bpu_lint({"compare", kModel, kX5, "--input-shape", "images=1x3"}).exit_code == 2);
+  // A log of another model: nothing matches, which is no agreement.
+  const CommandResult other = run_bpu_lint({"compare", kExample(), kX5});
+  CHECK(other.exit_code == 1);
+  CHECK(other.out.find("note: no row names a node of this model") != std::string::npos);
+  CHECK(other.out.find("unmatched row: /model.0/conv/Conv") != std::string::npos);
   CHECK(run_bpu_lint({"compare", kModel}).exit_code == 2);
 }
