@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "bpulint/builtin_rules.h"
+#include "bpulint/compare_run.h"
 #include "bpulint/fix_catalog.h"
 #include "bpulint/fix_apply.h"
 #include "bpulint/lint.h"
@@ -248,6 +249,19 @@ int run_cli(int argc, char** argv) {
   platforms_cmd->add_option("--format", platforms_format, "text or markdown (docs/README.md)")
       ->check(CLI::IsMember({"text", "markdown"}));
   platforms_cmd->add_option("--rules-dir", run.rules_dir, "Rule folder");
+  auto* compare_cmd = app.add_subcommand(
+      "compare", "Check the predictions against a compiler's placement log (hb_mapper or hb_compile)");
+  CompareOptions compare;
+  std::vector<std::string> compare_shapes;
+  compare_cmd->add_option("model", compare.model, "The ONNX model that was compiled")->required();
+  compare_cmd->add_option("log", compare.log, "The hb_mapper makertbin/checker or hb_compile log")->required();
+  compare_cmd->add_option("-p,--platform", compare.platform, "Platform name, march or alias (default: the log's march)");
+  compare_cmd->add_option("--format", compare.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  compare_cmd->add_option("--input-shape", compare_shapes, "Pin a dynamic input: NAME=1x3x224x224 (repeatable)")
+      ->allow_extra_args(false);
+  compare_cmd->add_option("--rules-dir", compare.rules_dir, "Rule folder");
+  compare_cmd->add_option("--rules", compare.extra_rules, "Extra rule files or folders extending the database (repeatable)")
+      ->allow_extra_args(false);
   app.require_subcommand(0, 1);
 
   try {
@@ -262,6 +276,16 @@ int run_cli(int argc, char** argv) {
   }
 
   if (*validate_cmd) return cmd_validate(validate_files);
+  if (*compare_cmd) {
+    for (const auto& spec : compare_shapes) {
+      std::string error;
+      if (!parse_input_shape(spec, compare.facts, error)) {
+        std::cerr << "bpu-lint: " << error << "\n";
+        return kExitError;
+      }
+    }
+    return run_compare(compare);
+  }
   if (*platforms_cmd || *explain_cmd || *rules_cmd) {
     RuleDatabase db;
     if (!load_db(run.rules_dir, db)) return kExitError;

@@ -1,0 +1,69 @@
+// Horizon compile logs: the per-node placement table that `hb_mapper
+// makertbin` / `hb_mapper checker` (Bayes, Bayes-e, Bernoulli2) and
+// `hb_compile` (J6) print, with the march, the toolchain versions and the
+// reasons the log gives for CPU placement. Nothing here knows about models:
+// compare.h matches the rows to a model's nodes.
+//
+// The two formats (see docs in README "Calibrating against your compiler"):
+//   hb_mapper   a table framed by a line of '=' and a line of '-' around its
+//               header `Node  ON  Subgraph  Type ...`; columns are separated
+//               by runs of spaces; the rows carry no logging prefix.
+//   hb_compile  a box-drawn table `| Node | NodeType | ON | ... |`, every
+//               line behind a logging prefix.
+// Columns are found by their header names, never by position or width.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bpulint {
+
+enum class LogFormat { HbMapper, HbCompile };
+const char* log_format_name(LogFormat f);  // "hb_mapper" | "hb_compile"
+
+struct PlacementRow {
+  std::string node;  // as printed; fused nodes are joined with '+'
+  std::string on;    // "BPU", "CPU" or "NULL"
+  std::string type;  // the compiler's op (Type / NodeType column); "" when the table has none
+  size_t line = 0;   // 1-based line of the row in the log
+};
+
+struct ToolVersion {
+  std::string tool;     // hb_mapper, hbdk, horizon_nn, hmct, hb_compile, ...
+  std::string version;  // 1.24.3
+};
+
+// A log line naming a node as `Node(name:X, type:T)`, e.g.
+// "The input0 of Node(name:X, type:Softmax) does not support data type: int16".
+struct NodeReason {
+  std::string node;
+  std::string op_type;
+  std::string text;  // the whole message, without the logging prefix
+  size_t line = 0;
+};
+
+struct CompileLog {
+  LogFormat format = LogFormat::HbMapper;
+  std::vector<std::string> marches;    // distinct marches the log names, first seen first
+  std::vector<ToolVersion> versions;   // the first version printed per tool, first seen first
+  size_t tables = 0;                   // placement tables in the log; the last one is read
+  size_t table_line = 0;               // 1-based line of the header of the table read
+  std::vector<PlacementRow> rows;      // that table's rows, in order
+  std::vector<NodeReason> reasons;     // every Node(name:..., type:...) line, in order
+};
+
+// Rows the compiler adds for its own nodes: input preprocessing
+// (HZ_PREPROCESS_FOR_<input>) and requantisation (<tensor>_calibrated_Requantize).
+bool compiler_made_name(std::string_view node);
+
+// Fails with a one-line message (no path, "line N: ..." where a line is at
+// fault) when the text holds no placement table, or a table without rows, or
+// a row without a valid ON value (a truncated or corrupted log).
+bool parse_compile_log(std::string_view text, CompileLog& out, std::string& error);
+
+// Reads the file (refusing folders and files over 512 MiB) and parses it.
+bool read_compile_log(const std::string& path, CompileLog& out, std::string& error);
+
+}  // namespace bpulint

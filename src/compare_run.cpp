@@ -1,0 +1,89 @@
+#include "bpulint/compare_run.h"
+
+#include <iostream>
+
+#include "bpulint/cli.h"
+#include "bpulint/compare.h"
+#include "bpulint/lint.h"
+#include "bpulint/render_compare.h"
+#include "bpulint/strings.h"
+
+namespace bpulint {
+namespace {
+
+int fail(const std::string& where, const std::string& message) {
+  std::cerr << where << ": " << (where == "bpu-lint" ? "" : "error: ") << message << "\n";
+  return kExitError;
+}
+
+std::string known_platforms(const RuleDatabase& db) {
+  std::vector<std::string> names;
+  for (const auto& p : db.platforms) names.push_back(p.name + " (" + p.march + ")");
+  return join(names);
+}
+
+// --platform wins; else the one march the log prints.
+const Platform* choose_platform(const CompareOptions& o, const RuleDatabase& db, const CompileLog& log) {
+  if (!o.platform.empty()) {
+    const Platform* p = db.find(o.platform);
+    if (p == nullptr) fail("bpu-lint", "unknown platform '" + o.platform + "' (known: " + known_platforms(db) + ")");
+    return p;
+  }
+  if (log.marches.empty()) {
+    fail(o.log, "the log prints no march; choose the platform with --platform");
+    return nullptr;
+  }
+  if (log.marches.size() > 1) {
+    fail(o.log, "the log names several marches (" + join(log.marches) + "); choose one with --platform");
+    return nullptr;
+  }
+  const Platform* p = db.find(log.marches.front());
+  if (p == nullptr) {
+    fail(o.log, "the log's march '" + log.marches.front() + "' is not in the rule database (known: " +
+                    known_platforms(db) + "); choose a platform with --platform");
+  }
+  return p;
+}
+
+int compare(const CompareOptions& o) {
+  RuleDatabase db;
+  std::string error;
+  if (!load_default_rule_database(o.rules_dir, db, error)) return fail("bpu-lint", error);
+  std::vector<RuleFile> files;
+  if (!o.extra_rules.empty() && (!read_rule_paths(o.extra_rules, files, error) || !extend_rule_database(db, files, error))) {
+    return fail("bpu-lint", error);
+  }
+  CompileLog log;
+  if (!read_compile_log(o.log, log, error)) return fail(o.log, error);
+  const Platform* platform = choose_platform(o, db, log);
+  if (platform == nullptr) return kExitError;
+  const ModelReport report = lint_model(o.model, *platform, o.facts);
+  if (!report.ok) return fail(o.model, report.error);
+
+  const Comparison comparison = compare_placement(report, log);
+  CompareView view;
+  view.model = o.model;
+  view.log = o.log;
+  view.compile_log = &log;
+  view.report = &report;
+  view.platform = platform;
+  view.comparison = &comparison;
+  view.stubs = missed_rule_stubs(view);
+  if (o.format == "json") std::cout << compare_json(view);
+  else render_compare_text(std::cout, view);
+  std::cout.flush();
+  if (!std::cout) return fail("bpu-lint", "cannot write the report to standard output");
+  return comparison.all_agree() ? kExitClean : kExitFindings;
+}
+
+}  // namespace
+
+int run_compare(const CompareOptions& options) {
+  try {
+    return compare(options);
+  } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
+    return fail("bpu-lint", std::string("internal error: ") + e.what());
+  }
+}
+
+}  // namespace bpulint

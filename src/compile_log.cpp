@@ -1,0 +1,541 @@
+#include "bpulint/compile_log.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "bpulint/json_writer.h"
+
+namespace bpulint {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr uintmax_t kMaxLogBytes = uintmax_t{512} << 20;
+
+struct Line {
+  std::string text;       // after the logging prefix, without ANSI colour codes and the line end
+  bool prefixed = false;  // the line had a logging prefix
+  size_t number = 0;      // 1-based
+};
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (is_space(s.front()) || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (is_space(s.back()) || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// Log text quoted in an error message: valid UTF-8, no control characters
+// (the message stays one line), at most 80 characters.
+std::string snippet(std::string_view s) {
+  std::string out;
+  for (unsigned char c : sanitize_utf8(s.substr(0, 240))) out += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+  if (out.size() > 80) {
+    size_t cut = 77;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    out = out.substr(0, cut) + "...";
+  }
+  return out;
+}
+
+// Length of the logging prefix both tools print, 0 when the line has none:
+// "2025-07-22 06:06:25,200 file: print_info_dict.py func: print_info_dict line No: 72 ".
+// The "file: ... line No: N" part and a level word are optional, so other
+// logging setups of the same tools are recognised by the timestamp alone.
+size_t prefix_length(std::string_view s) {
+  static const char kStamp[] = "dddd-dd-dd dd:dd:dd,ddd";
+  constexpr size_t kStampLen = sizeof kStamp - 1;
+  if (s.size() < kStampLen) return 0;
+  for (size_t i = 0; i < kStampLen; ++i) {
+    const char want = kStamp[i];
+    if (want == 'd' ? !is_digit(s[i]) : want == ',' ? (s[i] != ',' && s[i] != '.') : s[i] != want) return 0;
+  }
+  size_t pos = kStampLen;
+  auto skip_spaces = [&] {
+    while (pos < s.size() && is_space(s[pos])) ++pos;
+  };
+  auto token_end = [&](size_t from) {
+    while (from < s.size() && !is_space(s[from])) ++from;
+    return from;
+  };
+  skip_spaces();
+  for (std::string_view level : {"DEBUG ", "INFO ", "WARNING ", "WARN ", "ERROR ", "CRITICAL "}) {
+    if (starts_with(s.substr(pos), level)) {
+      pos += level.size();
+      skip_spaces();
+      break;
+    }
+  }
+  if (!starts_with(s.substr(pos), "file: ")) return pos;
+  size_t q = token_end(pos + 6);
+  if (!starts_with(s.substr(q), " func: ")) return pos;
+  q = token_end(q + 7);
+  if (!starts_with(s.substr(q), " line No: ")) return pos;
+  q += 10;
+  const size_t digits_from = q;
+  while (q < s.size() && is_digit(s[q])) ++q;
+  if (q == digits_from) return pos;
+  if (q < s.size() && s[q] == ' ') ++q;
+  return q;
+}
+
+// Terminal colour codes (ESC [ ... letter) that a log captured from a
+// terminal may carry.
+std::string strip_ansi(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
+      size_t j = i + 2;
+      while (j < s.size() && (is_digit(s[j]) || s[j] == ';')) ++j;
+      if (j < s.size() && ((s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= 'a' && s[j] <= 'z'))) {
+        i = j;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+std::vector<Line> split_lines(std::string_view text) {
+  std::vector<Line> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view raw = text.substr(start, end - start);
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    Line line;
+    line.number = lines.size() + 1;
+    const std::string clean = raw.find('\x1b') == std::string_view::npos ? std::string(raw) : strip_ansi(raw);
+    const size_t prefix = prefix_length(clean);
+    line.prefixed = prefix > 0;
+    line.text = clean.substr(prefix);
+    lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  return lines;
+}
+
+bool is_frame(std::string_view s, char c) {
+  s = trim(s);
+  return s.size() >= 3 && std::all_of(s.begin(), s.end(), [c](char x) { return x == c; });
+}
+
+struct Cell {
+  std::string_view text;
+  size_t begin = 0;  // offsets into the line, for re-joining cells
+  size_t end = 0;
+};
+
+// hb_mapper headers: titles hold single spaces ("Cosine Similarity"), so
+// columns are split at runs of two or more blanks (or a tab).
+std::vector<Cell> split_header(std::string_view s) {
+  std::vector<Cell> cells;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && is_space(s[i])) ++i;
+    if (i == s.size()) break;
+    const size_t begin = i;
+    size_t end = i;
+    while (i < s.size()) {
+      if (s[i] == '\t' || (s[i] == ' ' && i + 1 < s.size() && is_space(s[i + 1]))) break;
+      if (s[i] == ' ' && i + 1 == s.size()) break;
+      end = ++i;
+    }
+    cells.push_back({s.substr(begin, end - begin), begin, end});
+  }
+  return cells;
+}
+
+// hb_mapper rows: values never contain blanks, so any run of blanks splits.
+std::vector<Cell> split_tokens(std::string_view s) {
+  std::vector<Cell> cells;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && is_space(s[i])) ++i;
+    if (i == s.size()) break;
+    const size_t begin = i;
+    while (i < s.size() && !is_space(s[i])) ++i;
+    cells.push_back({s.substr(begin, i - begin), begin, i});
+  }
+  return cells;
+}
+
+// hb_compile rows: "| a | b |" -> "a", "b" (trimmed).
+std::vector<Cell> split_pipes(std::string_view s) {
+  std::vector<Cell> cells;
+  size_t begin = 1;  // after the leading '|'
+  const size_t last = s.size() - 1;  // the closing '|' (checked by the caller)
+  while (begin <= last) {
+    size_t end = s.find('|', begin);
+    if (end == std::string_view::npos || end > last) end = last;
+    size_t b = begin, e = end;
+    while (b < e && is_space(s[b])) ++b;
+    while (e > b && is_space(s[e - 1])) --e;
+    cells.push_back({s.substr(b, e - b), b, e});
+    if (end == last) break;
+    begin = end + 1;
+  }
+  return cells;
+}
+
+// Where the table's columns are, by header name.
+struct Columns {
+  size_t count = 0;
+  size_t node = 0;
+  size_t on = 0;
+  size_t type = SIZE_MAX;  // Type (hb_mapper) or NodeType (hb_compile), when present
+};
+
+bool find_columns(const std::vector<Cell>& header, Columns& cols) {
+  bool node = false, on = false;
+  cols.count = header.size();
+  for (size_t i = 0; i < header.size(); ++i) {
+    const std::string_view name = header[i].text;
+    if (name == "Node" && !node) {
+      cols.node = i;
+      node = true;
+    } else if (name == "ON" && !on) {
+      cols.on = i;
+      on = true;
+    } else if ((name == "Type" || name == "NodeType") && cols.type == SIZE_MAX) {
+      cols.type = i;
+    }
+  }
+  return node && on;
+}
+
+// A row's cells by header name. A node name holding the separator (blanks in
+// an hb_mapper row, '|' in an hb_compile row) spreads over several cells:
+// the surplus is given back to the name, the only free-text column.
+bool read_row(std::string_view text, const std::vector<Cell>& cells, const Columns& cols, size_t line,
+              PlacementRow& row, std::string& error) {
+  const size_t extra = cells.size() > cols.count ? cells.size() - cols.count : 0;
+  auto at = [&](size_t column) -> std::string_view {
+    const size_t i = column > cols.node ? column + extra : column;
+    return i < cells.size() ? cells[i].text : std::string_view();
+  };
+  if (cols.node < cells.size()) {
+    const size_t last = std::min(cols.node + extra, cells.size() - 1);
+    row.node = std::string(text.substr(cells[cols.node].begin, cells[last].end - cells[cols.node].begin));
+  }
+  row.line = line;
+  if (row.node.empty()) {
+    error = "line " + std::to_string(line) + ": a placement table row without a node name";
+    return false;
+  }
+  const std::string_view on = at(cols.on);
+  if (on.empty()) {
+    error = "line " + std::to_string(line) + ": placement table row '" + snippet(row.node) +
+            "' has no ON value (truncated log?)";
+    return false;
+  }
+  if (on != "BPU" && on != "CPU" && on != "NULL") {
+    error = "line " + std::to_string(line) + ": placement table row '" + snippet(row.node) + "' has ON '" +
+            snippet(on) + "', expected BPU, CPU or NULL";
+    return false;
+  }
+  row.on = std::string(on);
+  if (cols.type != SIZE_MAX) row.type = std::string(at(cols.type));
+  return true;
+}
+
+struct Table {
+  LogFormat format = LogFormat::HbMapper;
+  size_t header_line = 0;
+  std::vector<PlacementRow> rows;
+};
+
+// An hb_mapper header at lines[i]: "Node  ON  ..." between a '=' frame and a '-' frame.
+bool hb_mapper_header(const std::vector<Line>& lines, size_t i, Columns& cols) {
+  if (i == 0 || i + 1 >= lines.size()) return false;
+  const std::string_view text = trim(lines[i].text);
+  if (!starts_with(text, "Node")) return false;
+  if (!is_frame(lines[i - 1].text, '=') || !is_frame(lines[i + 1].text, '-')) return false;
+  const std::vector<Cell> header = split_header(text);
+  return !header.empty() && header[0].text == "Node" && find_columns(header, cols);
+}
+
+// Rows follow the '-' frame and end at a blank line, a frame, a line whose
+// logging prefix differs from the header's (the next log message), or the end.
+// Returns the index of the first line after the table.
+size_t read_hb_mapper_table(const std::vector<Line>& lines, size_t header, const Columns& cols, Table& table,
+                            bool& ok, std::string& error) {
+  table.format = LogFormat::HbMapper;
+  table.header_line = lines[header].number;
+  size_t j = header + 2;
+  for (; j < lines.size(); ++j) {
+    const Line& l = lines[j];
+    const std::string_view text = trim(l.text);
+    if (text.empty() || is_frame(text, '=') || is_frame(text, '-') || l.prefixed != lines[header].prefixed) break;
+    PlacementRow row;
+    if (!read_row(text, split_tokens(text), cols, l.number, row, error)) {
+      ok = false;
+      return j;
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return j;
+}
+
+// A box border "+-----+----+" (or a "|---|---|" rule).
+bool is_border(std::string_view text) {
+  if (text.size() < 2) return false;
+  if (text.front() == '+') {
+    return std::all_of(text.begin(), text.end(), [](char c) { return c == '+' || c == '-' || c == '=' || c == ':'; });
+  }
+  return text.front() == '|' && text.back() == '|' &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c == '|' || c == '-' || c == '=' || c == ':' || c == '+' || c == ' '; });
+}
+
+bool hb_compile_header(const Line& line, Columns& cols) {
+  const std::string_view text = trim(line.text);
+  if (text.size() < 2 || text.front() != '|' || text.back() != '|' || is_border(text)) return false;
+  return find_columns(split_pipes(text), cols);
+}
+
+// Box rows and borders follow the header until the first other line, or two
+// borders in a row (this table's bottom, the next table's top: hb_compile
+// prints the output table right after the node table).
+size_t read_hb_compile_table(const std::vector<Line>& lines, size_t header, const Columns& cols, Table& table,
+                             bool& ok, std::string& error) {
+  table.format = LogFormat::HbCompile;
+  table.header_line = lines[header].number;
+  size_t j = header + 1;
+  bool after_border = false;
+  for (; j < lines.size(); ++j) {
+    const std::string_view text = trim(lines[j].text);
+    if (text.empty() || (text.front() != '|' && text.front() != '+')) break;
+    if (is_border(text)) {
+      if (after_border && j > header + 1) break;
+      after_border = true;
+      continue;
+    }
+    after_border = false;
+    if (text.front() == '+') break;
+    PlacementRow row;
+    if (text.size() < 2 || text.back() != '|') {
+      error = "line " + std::to_string(lines[j].number) + ": placement table row '" + snippet(text) +
+              "' is cut short (truncated log?)";
+      ok = false;
+      return j;
+    }
+    if (!read_row(text, split_pipes(text), cols, lines[j].number, row, error)) {
+      ok = false;
+      return j;
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return j;
+}
+
+// A march name as the tools print it: bayes-e, nash-p, bernoulli2.
+std::string march_token(std::string_view s) {
+  size_t pos = 0;
+  while (pos < s.size() && (is_space(s[pos]) || s[pos] == '\'' || s[pos] == '"')) ++pos;
+  size_t end = pos;
+  while (end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '-' || s[end] == '_')) ++end;
+  const std::string_view token = s.substr(pos, end - pos);
+  const bool has_letter = std::any_of(token.begin(), token.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+  return token.size() <= 32 && has_letter ? std::string(token) : std::string();
+}
+
+// Every way the tools print the march (see compile_log.h).
+void find_marches(std::string_view text, std::vector<std::string>& marches) {
+  std::vector<std::string> found;
+  auto after = [&](std::string_view key, bool colon) {
+    for (size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {
+      std::string_view rest = text.substr(at + key.size());
+      if (colon) {
+        size_t i = 0;
+        while (i < rest.size() && is_space(rest[i])) ++i;
+        if (i == rest.size() || rest[i] != ':') continue;
+        rest.remove_prefix(i + 1);
+      }
+      found.push_back(march_token(rest));
+    }
+  };
+  after("BPU march", true);                        // hb_mapper summary: "BPU march           : bayes-e"
+  if (starts_with(trim(text), "march:")) found.push_back(march_token(trim(text).substr(6)));  // dumped yaml
+  after("'march': ", false);                       // a dumped dict
+  after("compile the model with march ", false);   // "Start to compile the model with march bayes-e."
+  after("--march ", false);                        // a printed command line
+  after("--march=", false);
+  if (text.find("convert") != std::string_view::npos) after("input args (", false);  // hbdk.convert input args ('nash-e',)
+  for (auto& m : found) {
+    if (!m.empty() && std::find(marches.begin(), marches.end(), m) == marches.end()) marches.push_back(std::move(m));
+  }
+}
+
+// "hbdk version 3.49.15", "hb_mapper version   : 1.24.3", "hmct version: 2.1.9".
+void find_versions(std::string_view text, std::vector<ToolVersion>& versions) {
+  static const char* const kTools[] = {"hb_mapper", "hb_compile", "hbdk", "hbdk4", "horizon_nn", "hmct",
+                                       "horizon_tc_ui", "horizon_plugin_pytorch"};
+  for (const char* tool_name : kTools) {
+    const std::string_view tool(tool_name);
+    for (size_t at = text.find(tool); at != std::string_view::npos; at = text.find(tool, at + 1)) {
+      if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_')) continue;
+      size_t i = at + tool.size();
+      if (i >= text.size() || !is_space(text[i])) continue;
+      while (i < text.size() && is_space(text[i])) ++i;
+      if (!starts_with(text.substr(i), "version")) continue;
+      i += 7;
+      while (i < text.size() && is_space(text[i])) ++i;
+      if (i < text.size() && text[i] == ':') ++i;
+      while (i < text.size() && is_space(text[i])) ++i;
+      if (i < text.size() && text[i] == 'v') ++i;
+      if (i >= text.size() || !is_digit(text[i])) continue;
+      size_t end = i;
+      while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '.' ||
+                                   text[end] == '-' || text[end] == '+' || text[end] == '_')) {
+        ++end;
+      }
+      while (end > i && text[end - 1] == '.') --end;
+      const bool known = std::any_of(versions.begin(), versions.end(), [&](const ToolVersion& v) { return v.tool == tool; });
+      if (!known && end - i <= 40) versions.push_back({std::string(tool), std::string(text.substr(i, end - i))});
+      break;
+    }
+  }
+}
+
+// "... Node(name:X, type:Softmax) ..." -> {X, Softmax}.
+void find_reasons(const Line& line, std::vector<NodeReason>& reasons) {
+  const std::string_view text = line.text;
+  static constexpr std::string_view kOpen = "Node(name:";
+  static constexpr std::string_view kType = ", type:";
+  for (size_t at = text.find(kOpen); at != std::string_view::npos; at = text.find(kOpen, at + 1)) {
+    const size_t name_begin = at + kOpen.size();
+    const size_t type_at = text.find(kType, name_begin);
+    if (type_at == std::string_view::npos) continue;
+    const size_t type_begin = type_at + kType.size();
+    const size_t close = text.find(')', type_begin);
+    if (close == std::string_view::npos) continue;
+    NodeReason r;
+    r.node = std::string(trim(text.substr(name_begin, type_at - name_begin)));
+    r.op_type = std::string(trim(text.substr(type_begin, close - type_begin)));
+    r.text = std::string(trim(text));
+    r.line = line.number;
+    if (!r.node.empty()) reasons.push_back(std::move(r));
+  }
+}
+
+// Why there is no table, for the one-line error.
+std::string no_table_error(std::string_view text, const std::vector<Line>& lines) {
+  if (std::all_of(text.begin(), text.end(), [](char c) { return is_space(c) || c == '\n' || c == '\r'; })) {
+    return "the log is empty: no per-node placement table";
+  }
+  const bool mapper = text.find("hb_mapper") != std::string_view::npos || text.find("horizon_nn") != std::string_view::npos;
+  const bool compile = text.find("hb_compile") != std::string_view::npos || text.find("hbdk.convert") != std::string_view::npos ||
+                       text.find("hmct") != std::string_view::npos;
+  if (!mapper && !compile) {
+    return "no per-node placement table: not an hb_mapper or hb_compile log (expected an hb_mapper table "
+           "'Node  ON  Subgraph  Type ...' framed by '=' and '-' lines, or an hb_compile table '| Node | NodeType | ON | ...')";
+  }
+  std::string last;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (it->prefixed && !trim(it->text).empty()) {
+      last = snippet(trim(it->text));
+      break;
+    }
+  }
+  return std::string("no per-node placement table in this ") + (compile && !mapper ? "hb_compile" : "hb_mapper") +
+         " log: the run stopped before printing it" + (last.empty() ? "" : " (its last message: '" + last + "')");
+}
+
+}  // namespace
+
+const char* log_format_name(LogFormat f) { return f == LogFormat::HbCompile ? "hb_compile" : "hb_mapper"; }
+
+bool compiler_made_name(std::string_view node) {
+  static constexpr std::string_view kPreprocess = "HZ_PREPROCESS_FOR_";
+  static constexpr std::string_view kRequantize = "_calibrated_Requantize";
+  return (node.size() > kPreprocess.size() && starts_with(node, kPreprocess)) ||
+         (node.size() > kRequantize.size() && node.substr(node.size() - kRequantize.size()) == kRequantize);
+}
+
+bool parse_compile_log(std::string_view text, CompileLog& out, std::string& error) {
+  out = CompileLog{};
+  const std::vector<Line> lines = split_lines(text);
+  Table last;
+  for (size_t i = 0; i < lines.size();) {
+    Columns cols;
+    Table table;
+    bool ok = true;
+    size_t next = i + 1;
+    if (hb_mapper_header(lines, i, cols)) {
+      next = read_hb_mapper_table(lines, i, cols, table, ok, error);
+    } else if (hb_compile_header(lines[i], cols)) {
+      next = read_hb_compile_table(lines, i, cols, table, ok, error);
+    } else {
+      ++i;
+      continue;
+    }
+    if (!ok) return false;
+    ++out.tables;
+    last = std::move(table);
+    i = std::max(next, i + 1);
+  }
+  if (out.tables == 0) {
+    error = no_table_error(text, lines);
+    return false;
+  }
+  if (last.rows.empty()) {
+    error = "line " + std::to_string(last.header_line) + ": the placement table has no rows (truncated log?)";
+    return false;
+  }
+  out.format = last.format;
+  out.table_line = last.header_line;
+  out.rows = std::move(last.rows);
+  for (const Line& line : lines) {
+    find_marches(line.text, out.marches);
+    find_versions(line.text, out.versions);
+    find_reasons(line, out.reasons);
+  }
+  return true;
+}
+
+bool read_compile_log(const std::string& path, CompileLog& out, std::string& error) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    error = "cannot read the log: " + (ec ? ec.message() : std::string(std::strerror(ENOENT)));
+    return false;
+  }
+  if (fs::is_directory(status)) {
+    error = "is a folder, not a compile log";
+    return false;
+  }
+  if (fs::is_regular_file(status) && fs::file_size(path, ec) > kMaxLogBytes) {
+    error = "the log is larger than 512 MiB; cut it down to the placement table and the lines around it";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = std::string("cannot read the log: ") + std::strerror(errno);
+    return false;
+  }
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxLogBytes) {
+      error = "the log is larger than 512 MiB; cut it down to the placement table and the lines around it";
+      return false;
+    }
+  }
+  if (in.bad()) {
+    error = std::string("cannot read the log: ") + std::strerror(errno);
+    return false;
+  }
+  return parse_compile_log(text, out, error);
+}
+
+}  // namespace bpulint

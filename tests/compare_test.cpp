@@ -1,0 +1,668 @@
+// bpu-lint compare: the compile-log parser (compile_log.h), the matching of
+// rows to nodes (compare.h), the rule stubs (rule_stub.h) and the command on
+// the real binary. The fixtures in tests/compare/ are an X5 (bayes-e)
+// hb_mapper makertbin and checker log, a J6E (nash-e) hb_compile log and a
+// failed hb_mapper run, all for tests/compare/yolo_mini.onnx (exported by
+// tests/compare/export_model.py); see tests/compare/README.md.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "bpulint/compare.h"
+#include "bpulint/compile_log.h"
+#include "bpulint/rule_stub.h"
+#include "test_util.h"
+
+using namespace bpulint;
+using namespace bpulint::test;
+
+namespace {
+
+const std::string kDir = std::string(BPULINT_SOURCE_DIR) + "/tests/compare/";
+const std::string kModel = kDir + "yolo_mini.onnx";
+const std::string kX5 = kDir + "x5_bayes_e_hb_mapper_makertbin.log";
+const std::string kX5Checker = kDir + "x5_bayes_e_hb_mapper_checker.log";
+const std::string kJ6e = kDir + "j6e_nash_e_hb_compile.log";
+const std::string kFailed = kDir + "x5_bayes_e_hb_mapper_failed.log";
+std::string kExample() { return example_model(); }
+
+CompileLog parse_ok(const std::string& text) {
+  CompileLog log;
+  std::string error;
+  INFO(error);
+  const bool ok = parse_compile_log(text, log, error);
+  INFO(error);
+  REQUIRE(ok);
+  return log;
+}
+
+std::string parse_error(const std::string& text) {
+  CompileLog log;
+  std::string error;
+  CHECK_FALSE(parse_compile_log(text, log, error));
+  CHECK_FALSE(error.empty());
+  CHECK(error.find('\n') == std::string::npos);
+  CHECK(error.find('\r') == std::string::npos);
+  return error;
+}
+
+const PlacementRow* row_named(const CompileLog& log, const std::string& node) {
+  for (const auto& r : log.rows) {
+    if (r.node == node) return &r;
+  }
+  return nullptr;
+}
+
+std::string version_of(const CompileLog& log, const std::string& tool) {
+  for (const auto& v : log.versions) {
+    if (v.tool == tool) return v.version;
+  }
+  return "";
+}
+
+// `text` with the first occurrence of `from` replaced (which must exist).
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+// The hb_mapper row of `node` in `text` with its ON (and Subgraph) changed:
+// rows are space-aligned, so the replacement keeps the width.
+std::string with_on(const std::string& text, const std::string& node, const std::string& on, const std::string& subgraph) {
+  const size_t at = text.find("\n" + node + " ");
+  REQUIRE(at != std::string::npos);
+  const size_t end = text.find('\n', at + 1);
+  std::string line = text.substr(at + 1, end - at - 1);
+  const size_t on_at = line.find(" BPU  ") != std::string::npos ? line.find(" BPU  ") : line.find(" CPU  ");
+  REQUIRE(on_at != std::string::npos);
+  line.replace(on_at + 1, 3, on);
+  const size_t sub_at = line.find_first_not_of(' ', on_at + 4);
+  const size_t sub_end = line.find(' ', sub_at);
+  std::string sub = subgraph;
+  sub.resize(sub_end - sub_at, ' ');
+  line.replace(sub_at, sub_end - sub_at, sub);
+  return text.substr(0, at + 1) + line + text.substr(end);
+}
+
+struct Compared {
+  ModelReport report;
+  CompileLog log;
+  Comparison c;
+};
+
+Compared compare_text(const std::string& model, const std::string& log_text, const std::string& platform_name) {
+  Compared out;
+  out.report = lint_model(model, platform(platform_name), {});
+  INFO(out.report.error);
+  REQUIRE(out.report.ok);
+  out.log = parse_ok(log_text);
+  out.c = compare_placement(out.report, out.log);
+  return out;
+}
+
+std::vector<std::string> names(const Compared& r, const std::vector<NodeComparison>& list) {
+  std::vector<std::string> out;
+  for (const auto& n : list) out.push_back(r.report.facts.nodes[static_cast<size_t>(n.node)].name);
+  return out;
+}
+
+size_t lines(const std::string& s) { return static_cast<size_t>(count(s, "\n")); }
+
+}  // namespace
+
+// ---- the parser ------------------------------------------------------------
+
+TEST_CASE("compile log: the X5 hb_mapper makertbin log: table, march, versions, reason") {
+  const CompileLog log = parse_ok(read_file(kX5));
+  CHECK(log.format == LogFormat::HbMapper);
+  CHECK(log.marches == std::vector<std::string>{"bayes-e"});
+  CHECK(version_of(log, "hb_mapper") == "1.24.3");
+  CHECK(version_of(log, "hbdk") == "3.49.15");
+  CHECK(version_of(log, "horizon_nn") == "1.1.0");
+  CHECK(log.tables == 1);  // the output table ("Output  Cosine Similarity ...") is not a node table
+  CHECK(log.rows.size() == 30);
+  CHECK(log.rows.front().node == "HZ_PREPROCESS_FOR_images");
+  CHECK(log.rows.front().type == "HzSQuantizedPreprocess");
+  const PlacementRow* softmax = row_named(log, "/model.7/dfl/Softmax");
+  REQUIRE(softmax != nullptr);
+  CHECK(softmax->on == "CPU");
+  CHECK(softmax->type == "Softmax");
+  CHECK(read_file(kX5).find(softmax->node) != std::string::npos);
+  CHECK(std::count_if(log.rows.begin(), log.rows.end(), [](const PlacementRow& r) { return r.on == "CPU"; }) == 1);
+  REQUIRE(log.reasons.size() == 1);
+  CHECK(log.reasons[0].node == "/model.7/dfl/Softmax");
+  CHECK(log.reasons[0].op_type == "Softmax");
+  CHECK(log.reasons[0].text ==
+        "The input0 of Node(name:/model.7/dfl/Softmax, type:Softmax) does not support data type: int16");
+  CHECK(log.reasons[0].line > 1);
+}
+
+TEST_CASE("compile log: the J6E hb_compile log: prefixed box table, NULL, fused rows, march from hbdk.convert") {
+  const CompileLog log = parse_ok(read_file(kJ6e));
+  CHECK(log.format == LogFormat::HbCompile);
+  // "The specified model compilation architecture: nash." names no march.
+  CHECK(log.marches == std::vector<std::string>{"nash-e"});
+  CHECK(version_of(log, "hb_compile") == "3.3.11");
+  CHECK(version_of(log, "hbdk") == "4.1.17");
+  CHECK(version_of(log, "hmct") == "2.1.9");
+  CHECK(log.tables == 1);
+  CHECK(log.rows.size() == 26);
+  const PlacementRow* fused = row_named(log, "/model.7/cls/Conv+/model.7/Transpose");
+  REQUIRE(fused != nullptr);
+  CHECK(fused->on == "BPU");
+  CHECK(fused->type == "Conv");
+  const PlacementRow* swish = row_named(log, "/model.0/act/Mul");
+  REQUIRE(swish != nullptr);
+  CHECK(swish->on == "NULL");
+  CHECK(swish->type == "HzSwish");
+  CHECK(std::count_if(log.rows.begin(), log.rows.end(), [](const PlacementRow& r) { return r.on == "NULL"; }) == 11);
+  CHECK(log.reasons.empty());
+}
+
+TEST_CASE("compile log: the X5 checker table has no cosine columns") {
+  const CompileLog log = parse_ok(read_file(kX5Checker));
+  CHECK(log.format == LogFormat::HbMapper);
+  CHECK(log.marches == std::vector<std::string>{"bayes-e"});
+  CHECK(log.rows.size() == 28);
+  CHECK(row_named(log, "/model.7/dfl/Softmax")->on == "CPU");
+  CHECK(row_named(log, "/model.7/dfl/conv/Conv")->type == "HzSQuantizedConv");
+}
+
+TEST_CASE("compile log: columns are found by their header names, not by position or width") {
+  // hb_mapper 1.18 calls the last column "In/Out DataType"; here ON also moves behind Subgraph.
+  const CompileLog mapper = parse_ok(
+      "2023-06-18 17:14:33,137 file: print_node_info.py func: print_node_info line No: 54 The main quantized node information:\n"
+      "=================================================================\n"
+      "Node    Subgraph  ON   Type              In/Out DataType\n"
+      "-----------------------------------------------------------------\n"
+      "conv1   id(0)     BPU  HzSQuantizedConv  int8/int8\n"
+      "a_long_node_name_that_overflows_its_column --  CPU Softmax float/float\n"
+      "2023-06-18 17:14:33,140 file: print_node_info.py func: print_node_info line No: 54 done\n");
+  REQUIRE(mapper.rows.size() == 2);
+  CHECK(mapper.rows[0].node == "conv1");
+  CHECK(mapper.rows[0].on == "BPU");
+  CHECK(mapper.rows[0].type == "HzSQuantizedConv");
+  CHECK(mapper.rows[1].node == "a_long_node_name_that_overflows_its_column");
+  CHECK(mapper.rows[1].on == "CPU");
+  CHECK(mapper.rows[1].line == 6);
+  // hb_compile check mode prints fewer columns, and NodeType may come first.
+  const std::string p = "2025-05-09 04:18:24,829 file: tool_utils.py func: tool_utils line No: 565 ";
+  const CompileLog box = parse_ok(p + "+------+---------+-----+\n" + p + "| NodeType | Node | ON |\n" + p +
+                                  "+------+---------+-----+\n" + p + "| Conv | /m/Conv | BPU |\n" + p +
+                                  "| HzSwish | /m/Mul | NULL |\n" + p + "+------+---------+-----+\n");
+  REQUIRE(box.rows.size() == 2);
+  CHECK(box.rows[1].node == "/m/Mul");
+  CHECK(box.rows[1].type == "HzSwish");
+  CHECK(box.rows[1].on == "NULL");
+}
+
+TEST_CASE("compile log: node names holding the column separator stay whole") {
+  const CompileLog mapper = parse_ok(
+      "==========================\n"
+      "Node        ON   Subgraph  Type\n"
+      "--------------------------\n"
+      "my block/Conv 1  BPU  id(0)     HzSQuantizedConv\n");
+  REQUIRE(mapper.rows.size() == 1);
+  CHECK(mapper.rows[0].node == "my block/Conv 1");
+  CHECK(mapper.rows[0].type == "HzSQuantizedConv");
+  const CompileLog box = parse_ok("| Node | NodeType | ON |\n+---+---+---+\n| a|b | Conv | CPU |\n");
+  REQUIRE(box.rows.size() == 1);
+  CHECK(box.rows[0].node == "a|b");
+  CHECK(box.rows[0].on == "CPU");
+}
+
+TEST_CASE("compile log: CRLF line ends and terminal colour codes") {
+  std::string text = read_file(kJ6e);
+  std::string crlf;
+  for (char c : text) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  crlf = replaced(crlf, "| /model.0/conv/Conv", "| \x1b[32m/model.0/conv/Conv\x1b[0m");
+  const CompileLog log = parse_ok(crlf);
+  CHECK(log.rows.size() == 26);
+  CHECK(log.rows[0].node == "/model.0/conv/Conv");
+  CHECK(log.rows.back().node == "/model.7/cls/Conv+/model.7/Transpose");
+  CHECK(log.marches == std::vector<std::string>{"nash-e"});
+}
+
+TEST_CASE("compile log: with several tables the last one is read") {
+  const std::string x5 = read_file(kX5Checker);
+  const CompileLog log = parse_ok(x5 + read_file(kX5));
+  CHECK(log.tables == 2);
+  CHECK(log.rows.size() == 30);
+  CHECK(log.table_line > lines(x5));
+}
+
+TEST_CASE("compile log: compiler-made rows") {
+  CHECK(compiler_made_name("HZ_PREPROCESS_FOR_images"));
+  CHECK(compiler_made_name("/model.2/Split_output_0_calibrated_Requantize"));
+  CHECK_FALSE(compiler_made_name("HZ_PREPROCESS_FOR_"));
+  CHECK_FALSE(compiler_made_name("_calibrated_Requantize"));
+  CHECK_FALSE(compiler_made_name("/model.2/Split"));
+}
+
+TEST_CASE("compile log: logs without a usable table are one-line errors") {
+  const std::string x5 = read_file(kX5);
+  CHECK(parse_error("").find("empty") != std::string::npos);
+  CHECK(parse_error("\n\n  \n").find("empty") != std::string::npos);
+  CHECK(parse_error("this is not a log\nat all\n").find("not an hb_mapper or hb_compile log") != std::string::npos);
+  std::string garbage(4096, '\0');
+  unsigned state = 7;
+  for (char& c : garbage) c = static_cast<char>((state = state * 1103515245u + 12345u) >> 16);
+  CHECK(parse_error(garbage).find("no per-node placement table") != std::string::npos);
+  // The run failed before the table: the error quotes its last message.
+  const std::string failed = parse_error(read_file(kFailed));
+  CHECK(failed.find("no per-node placement table in this hb_mapper log") != std::string::npos);
+  CHECK(failed.find("ERROR-OCCUR-DURING") != std::string::npos);
+  // Cut inside a row, right after the header's frame, before the frame.
+  const size_t row = x5.find("/model.2/cv1/act/Mul ");
+  CHECK(parse_error(x5.substr(0, row + 10)).find("has no ON value (truncated log?)") != std::string::npos);
+  CHECK(parse_error(x5.substr(0, x5.find("BPU", row) + 2)).find("has ON 'BP'") != std::string::npos);
+  const size_t header = x5.find("\nNode ");
+  const size_t frame_end = x5.find('\n', x5.find("\n---", header) + 1);
+  CHECK(parse_error(x5.substr(0, frame_end + 1)).find("has no rows (truncated log?)") != std::string::npos);
+  CHECK(parse_error(x5.substr(0, header + 10)).find("no per-node placement table") != std::string::npos);
+  const std::string j6e = read_file(kJ6e);
+  const size_t box_row = j6e.find("| /model.2/Concat");
+  CHECK(parse_error(j6e.substr(0, box_row + 30)).find("is cut short (truncated log?)") != std::string::npos);
+  // Control characters from the log never reach the message.
+  const std::string bad = replaced(x5, "  CPU  --", "  C\x1b\x07U  --");
+  const std::string e = parse_error(bad);
+  CHECK(e.find('\x1b') == std::string::npos);
+  CHECK(e.find('\x07') == std::string::npos);
+}
+
+// ---- matching and verdicts -------------------------------------------------
+
+TEST_CASE("compare: the X5 hb_mapper log agrees 100% with the bayes-e predictions") {
+  for (const std::string& path : {kX5, kX5Checker}) {
+    INFO(path);
+    const Compared r = compare_text(kModel, read_file(path), "bayes-e");
+    CHECK(r.c.matched == 27);
+    CHECK(r.c.agree.size() == 27);
+    CHECK(r.c.missed.empty());
+    CHECK(r.c.wrong.empty());
+    CHECK(r.c.unknown.empty());
+    CHECK(r.c.unmatched_rows.empty());
+    CHECK(r.c.compiler_made == (path == kX5 ? 3u : 1u));
+    CHECK(r.c.all_agree());
+    // The Softmax agrees as a CPU node, with the log's reason attached.
+    const auto softmax = std::find_if(r.c.agree.begin(), r.c.agree.end(), [&](const NodeComparison& n) {
+      return r.report.facts.nodes[static_cast<size_t>(n.node)].name == "/model.7/dfl/Softmax";
+    });
+    REQUIRE(softmax != r.c.agree.end());
+    CHECK(softmax->predicted == Placement::Cpu);
+    CHECK(softmax->compiler == "CPU");
+    REQUIRE(softmax->reasons.size() == 1);
+    // Not placed: the Sigmoid half of each SiLU (under the Mul's name) and the constants the optimiser folds.
+    std::multiset<std::string> ops;
+    for (long n : r.c.not_placed) ops.insert(r.report.facts.nodes[static_cast<size_t>(n)].op_type);
+    CHECK(ops.count("Sigmoid") == 7);
+    CHECK(ops.count("Constant") == 4);
+    CHECK(ops.size() == 11);
+  }
+}
+
+TEST_CASE("compare: the J6E hb_compile log agrees 100% with the j6e predictions, NULL and fused rows included") {
+  const Compared r = compare_text(kModel, read_file(kJ6e), "j6e");
+  CHECK(r.c.rows == 26);
+  CHECK(r.c.matched == 27);  // 25 single rows + a fused row of two nodes
+  CHECK(r.c.agree.size() == 27);
+  CHECK(r.c.missed.empty());
+  CHECK(r.c.wrong.empty());
+  CHECK(r.c.unknown.empty());
+  CHECK(r.c.unmatched_rows.empty());
+  CHECK(r.c.compiler_made == 0);
+  CHECK(r.c.all_agree());
+  size_t null_rows = 0;
+  for (const auto& n : r.c.agree) {
+    if (n.compiler == "NULL") {
+      ++null_rows;
+      CHECK(n.predicted == Placement::Bpu);
+    }
+  }
+  CHECK(null_rows == 11);
+  const auto transpose = std::find_if(r.c.agree.begin(), r.c.agree.end(), [&](const NodeComparison& n) {
+    return r.report.facts.nodes[static_cast<size_t>(n.node)].name == "/model.7/Transpose";
+  });
+  REQUIRE(transpose != r.c.agree.end());
+  CHECK(transpose->row == "/model.7/cls/Conv+/model.7/Transpose");
+}
+
+TEST_CASE("compare: a node predicted on the BPU that the compiler ran on the CPU is missed, with the reason") {
+  // The X5 log against the j6e predictions: j6e places Softmax on the BPU.
+  const Compared r = compare_text(kModel, read_file(kX5), "j6e");
+  REQUIRE(r.c.missed.size() == 1);
+  CHECK(names(r, r.c.missed) == std::vector<std::string>{"/model.7/dfl/Softmax"});
+  const NodeComparison& m = r.c.missed[0];
+  CHECK(m.predicted == Placement::Bpu);
+  CHECK(m.compiler == "CPU");
+  REQUIRE(m.reasons.size() == 1);
+  CHECK(m.reasons[0]->text.find("does not support data type: int16") != std::string::npos);
+  CHECK(r.c.agree.size() == 26);
+  CHECK_FALSE(r.c.all_agree());
+}
+
+TEST_CASE("compare: a node predicted on the CPU that the compiler ran on the BPU is wrong, with its rule") {
+  // The J6E log against the bayes-e predictions: BPU3402 puts the axis-1 Softmax on the CPU.
+  const Compared r = compare_text(kModel, read_file(kJ6e), "bayes-e");
+  REQUIRE(r.c.wrong.size() == 1);
+  CHECK(names(r, r.c.wrong) == std::vector<std::string>{"/model.7/dfl/Softmax"});
+  REQUIRE(r.c.wrong[0].placed_by.size() == 1);
+  CHECK(r.c.wrong[0].placed_by[0]->rule->id == "BPU3402");
+  CHECK(r.c.missed.empty());
+  // NULL is "not on the CPU": a CPU prediction against NULL is wrong too.
+  const std::string j6e = replaced(read_file(kJ6e), "| Softmax   | BPU  |", "| Softmax   | NULL |");
+  const Compared n = compare_text(kModel, j6e, "bayes-e");
+  REQUIRE(n.c.wrong.size() == 1);
+  CHECK(n.c.wrong[0].compiler == "NULL");
+}
+
+TEST_CASE("compare: unmatched rows, fused parts, duplicate rows, not placed") {
+  std::string x5 = read_file(kX5);
+  // A row for a node the model does not have, and a fused row with one unknown part.
+  x5 = replaced(x5, "\n/model.7/Transpose ", "\n/model.99/Conv  BPU  id(0)  HzSQuantizedConv  0.9  1.0  int8\n"
+                                            "/model.6/act/Sigmoid+/model.6/extra/Mul  BPU  id(0)  HzLut  0.9  1.0  int8\n"
+                                            "/model.7/Transpose ");
+  // A second row for a node: CPU wins over BPU.
+  x5 = replaced(x5, "\n/model.7/Transpose ", "\n/model.5/Concat  CPU  --  Concat  0.9  --  float\n/model.7/Transpose ");
+  const Compared r = compare_text(kModel, x5, "bayes-e");
+  CHECK(r.c.unmatched_rows == std::vector<std::string>{"/model.99/Conv", "/model.6/extra/Mul"});
+  CHECK(r.c.matched == 28);  // /model.6/act/Sigmoid now has a (fused) row
+  CHECK(r.c.not_placed.size() == 10);
+  CHECK(names(r, r.c.missed) == std::vector<std::string>{"/model.5/Concat"});
+  CHECK(r.c.missed[0].reasons.empty());
+}
+
+TEST_CASE("compare: unknown and no-compile predictions") {
+  TempDir dir;
+  const std::string p = "2025-05-09 04:18:24,829 file: tool_utils.py func: tool_utils line No: 565 ";
+  // Slice has no placement class on j6e; Relu is folded there. Unnamed
+  // nodes match no row: name them as exporters do.
+  onnx::ModelProto m = model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,8,4,4] X) => (float[] Y) {
+  s = Constant <value = int64[1] {0}> ()
+  e = Constant <value = int64[1] {4}> ()
+  a = Constant <value = int64[1] {1}> ()
+  r = Relu (X)
+  Y = Slice (r, s, e, a)
+}
+)");
+  m.mutable_graph()->mutable_node(3)->set_name("/relu/Relu");
+  m.mutable_graph()->mutable_node(4)->set_name("/slice/Slice");
+  const std::string named = save_model(dir, "named.onnx", m);
+  const Compared u = compare_text(named, "hbdk.convert input args ('nash-e',)\n" + p + "| Node | NodeType | ON |\n" + p +
+                                             "| /relu/Relu | Relu | NULL |\n" + p + "| /slice/Slice | Slice | BPU |\n",
+                                  "j6e");
+  CHECK(names(u, u.c.unknown) == std::vector<std::string>{"/slice/Slice"});
+  CHECK(u.c.unknown[0].predicted == Placement::Unknown);
+  CHECK(u.c.unknown[0].compiler == "BPU");
+  CHECK(names(u, u.c.agree) == std::vector<std::string>{"/relu/Relu"});  // folded vs NULL
+  CHECK_FALSE(u.c.all_agree());
+
+  // A 3-D ConvTranspose does not compile on X5 (BPU1201): a log that placed it is a wrong prediction.
+  onnx::ModelProto ct = model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4,2,3,3] X, float[4,2,2,2,2] W) => (float[] Y) {
+  Y = ConvTranspose <strides = [2,2,2]> (X, W)
+}
+)");
+  ct.mutable_graph()->mutable_node(0)->set_name("/up/ConvTranspose");
+  const std::string ct_path = save_model(dir, "ct.onnx", ct);
+  const Compared w = compare_text(ct_path,
+                                  "==========\nNode  ON   Subgraph  Type\n----------\n/up/ConvTranspose  CPU  --  ConvTranspose\n",
+                                  "bayes-e");
+  REQUIRE(w.c.wrong.size() == 1);
+  CHECK(w.c.wrong[0].predicted == Placement::NoCompile);
+  REQUIRE_FALSE(w.c.wrong[0].placed_by.empty());
+  CHECK(w.c.wrong[0].placed_by[0]->rule->id == "BPU1201");
+}
+
+// ---- rule stubs ------------------------------------------------------------
+
+TEST_CASE("rule stub: a dtype reason becomes a require on that input's dtype, and the stub loads") {
+  const Compared r = compare_text(kModel, read_file(kX5), "j6e");
+  REQUIRE(r.c.missed.size() == 1);
+  StubInput in;
+  in.node = &r.report.facts.nodes[static_cast<size_t>(r.c.missed[0].node)];
+  in.platform = &platform("j6e");
+  in.model = "yolo_mini.onnx";
+  in.log = "x5.log";
+  in.compile_log = &r.log;
+  in.row_line = r.c.missed[0].line;
+  in.reason = r.c.missed[0].reasons[0];
+  const std::string stub = rule_stub(in);
+  INFO(stub);
+  CHECK(stub.find("extends: j6e\n") != std::string::npos);
+  CHECK(stub.find("require: \"input[0].dtype != 'int16'\"") != std::string::npos);
+  CHECK(stub.find("ops: [Softmax]") != std::string::npos);
+  CHECK(stub.find("hb_mapper 1.24.3") != std::string::npos);
+  CHECK(stub.find("hbdk 3.49.15") != std::string::npos);
+  CHECK(stub.find("source: \"bpu-lint compare: x5.log line ") != std::string::npos);
+  CHECK(stub.find("#   axis: 1\n") != std::string::npos);
+  CHECK(stub.find("#   input[0]: float32 [1, 16, 4, 1024]\n") != std::string::npos);
+  // The model is float: the int16 is the compiler's choice, and the stub says the require holds here.
+  CHECK(stub.find("This require HOLDS on the node as exported") != std::string::npos);
+  RuleDatabase db = database();
+  std::string error;
+  CHECK(extend_rule_database(db, {{"stub.yaml", stub}}, error));
+  INFO(error);
+  const Platform* j6e = db.find("j6e");
+  REQUIRE(j6e != nullptr);
+  CHECK(std::any_of(j6e->rules.begin(), j6e->rules.end(), [](const Rule& rule) {
+    return rule.id == "CMP0001" && rule.defined_at.file == "stub.yaml";
+  }));
+}
+
+TEST_CASE("rule stub: without a reason a FILL_IN placeholder, refused until filled") {
+  const std::string x5 = with_on(read_file(kX5), "/model.2/Concat", "CPU", "--");
+  const Compared r = compare_text(kModel, x5, "bayes-e");
+  REQUIRE(r.c.missed.size() == 1);
+  StubInput in;
+  in.node = &r.report.facts.nodes[static_cast<size_t>(r.c.missed[0].node)];
+  in.platform = &platform("bayes-e");
+  in.number = 3;
+  in.model = "m.onnx";
+  in.log = "with \"quotes\" and \\ backslash.log";
+  in.compile_log = &r.log;
+  in.row_line = r.c.missed[0].line;
+  const std::string stub = rule_stub(in);
+  INFO(stub);
+  CHECK(stub.find("require: \"FILL_IN\"") != std::string::npos);
+  CHECK(stub.find("# FILL_IN: the condition under which Concat stays on the BPU") != std::string::npos);
+  CHECK(stub.find("id: CMP0003") != std::string::npos);
+  CHECK(stub.find("#   input[2]: float32 [1, 8, 16, 16]") != std::string::npos);
+  RuleDatabase db = database();
+  std::string error;
+  CHECK_FALSE(extend_rule_database(db, {{"stub.yaml", stub}}, error));
+  CHECK(error.find("FILL_IN") != std::string::npos);
+  const std::string filled = replaced(stub, "require: \"FILL_IN\"", "require: \"input[0].shape[1] != 8\"");
+  RuleDatabase db2 = database();
+  CHECK(extend_rule_database(db2, {{"stub.yaml", filled}}, error));
+  INFO(error);
+  // The filled rule moves the Concat to the CPU: the prediction now agrees with the log.
+  const ModelReport again = [&] {
+    const Platform* p = db2.find("bayes-e");
+    REQUIRE(p != nullptr);
+    return lint_model(kModel, *p, {});
+  }();
+  REQUIRE(again.ok);
+  const Comparison c = compare_placement(again, r.log);
+  CHECK(c.missed.empty());
+  CHECK(c.all_agree());
+}
+
+TEST_CASE("rule stub: data types as the compilers spell them") {
+  CHECK(reason_dtype("The input0 of Node(name:a, type:Softmax) does not support data type: int16") == "int16");
+  CHECK(reason_dtype("does not support data type: si8") == "int8");
+  CHECK(reason_dtype("does not support data type: ui16.") == "uint16");
+  CHECK(reason_dtype("does not support data type: float") == "float32");
+  CHECK(reason_dtype("can not get nhwc info from shape: [1024]") == "");
+}
+
+// ---- the command -----------------------------------------------------------
+
+TEST_CASE("bpu-lint compare: exit 0 on the agreeing X5 and J6E logs, the platform from the log's march") {
+  for (const std::string& log : {kX5, kX5Checker, kJ6e}) {
+    const CommandResult r = run_bpu_lint({"compare", kModel, log});
+    INFO(log << "\n" << r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find("27 matched nodes: 27 agree, 0 missed, 0 wrong, 0 unknown; 0 unmatched rows") != std::string::npos);
+  }
+  const CommandResult j6e = run_bpu_lint({"compare", kModel, kJ6e, "--input-shape", "images=1x3x64x64"});
+  CHECK(j6e.exit_code == 0);
+  CHECK(j6e.out.find("predictions for j6e (march nash-e)") != std::string::npos);
+  CHECK(j6e.out.find("hb_compile 3.3.11, hbdk 4.1.17, hmct 2.1.9") != std::string::npos);
+}
+
+TEST_CASE("bpu-lint compare: missed and wrong nodes exit 1 and name the stub and the rule") {
+  const CommandResult missed = run_bpu_lint({"compare", kModel, kX5, "--platform", "j6e"});
+  INFO(missed.out << missed.err);
+  CHECK(missed.exit_code == 1);
+  CHECK(missed.out.find("note: the log is for march bayes-e, the predictions for nash-e") != std::string::npos);
+  CHECK(missed.out.find("missed: /model.7/dfl/Softmax (Softmax): predicted bpu on j6e, the compiler ran it on the CPU") !=
+        std::string::npos);
+  CHECK(missed.out.find("    reason (line ") != std::string::npos);
+  CHECK(missed.out.find("      require: \"input[0].dtype != 'int16'\"") != std::string::npos);
+  const CommandResult wrong = run_bpu_lint({"compare", kModel, kJ6e, "-p", "bayes-e"});
+  INFO(wrong.out << wrong.err);
+  CHECK(wrong.exit_code == 1);
+  CHECK(wrong.out.find("wrong: /model.7/dfl/Softmax (Softmax): predicted cpu on bayes-e, the compiler ran it on the BPU") !=
+        std::string::npos);
+  CHECK(wrong.out.find("rule to fix: BPU3402 softmax-bpu-shape (rules/bayes-common.yaml:") != std::string::npos);
+}
+
+TEST_CASE("bpu-lint compare --format json: the keys in order, and the values") {
+  const std::vector<std::string> keys = {"version",  "model",          "log",   "log_format", "march",
+                                         "platform", "rows",           "matched", "unmatched_rows", "agree",
+                                         "missed",   "wrong"};
+  const CommandResult agree = run_bpu_lint({"compare", kModel, kJ6e, "--format", "json"});
+  REQUIRE(agree.exit_code == 0);
+  const auto a = nlohmann::ordered_json::parse(agree.out);
+  std::vector<std::string> got;
+  for (const auto& item : a.items()) got.push_back(item.key());
+  REQUIRE(got.size() >= keys.size());
+  CHECK(std::vector<std::string>(got.begin(), got.begin() + static_cast<long>(keys.size())) == keys);
+  CHECK(a["version"] == 1);
+  CHECK(a["log_format"] == "hb_compile");
+  CHECK(a["march"] == "nash-e");
+  CHECK(a["platform"] == "j6e");
+  CHECK(a["rows"] == 26);
+  CHECK(a["matched"] == 27);
+  CHECK(a["agree"] == 27);
+  CHECK(a["unmatched_rows"].empty());
+  CHECK(a["missed"].empty());
+  CHECK(a["wrong"].empty());
+  CHECK(a["not_placed"].size() == 11);
+  CHECK(a["versions"]["hbdk"] == "4.1.17");
+
+  const CommandResult missed = run_bpu_lint({"compare", kModel, kX5, "--platform", "j6e", "--format", "json"});
+  REQUIRE(missed.exit_code == 1);
+  const auto m = nlohmann::ordered_json::parse(missed.out);
+  REQUIRE(m["missed"].size() == 1);
+  std::vector<std::string> entry;
+  for (const auto& item : m["missed"][0].items()) entry.push_back(item.key());
+  REQUIRE(entry.size() >= 5);
+  CHECK(std::vector<std::string>(entry.begin(), entry.begin() + 5) ==
+        std::vector<std::string>{"node", "op_type", "predicted", "compiler", "reason"});
+  CHECK(m["missed"][0]["node"] == "/model.7/dfl/Softmax");
+  CHECK(m["missed"][0]["predicted"] == "bpu");
+  CHECK(m["missed"][0]["compiler"] == "CPU");
+  CHECK(m["missed"][0]["reason"] ==
+        "The input0 of Node(name:/model.7/dfl/Softmax, type:Softmax) does not support data type: int16");
+  CHECK(m["missed"][0]["rule_stub"].get<std::string>().find("extends: j6e") != std::string::npos);
+
+  const CommandResult wrong = run_bpu_lint({"compare", kModel, kJ6e, "--platform", "bayes-e", "--format", "json"});
+  const auto w = nlohmann::ordered_json::parse(wrong.out);
+  REQUIRE(w["wrong"].size() == 1);
+  CHECK(w["wrong"][0]["reason"].is_null());
+  CHECK(w["wrong"][0]["compiler"] == "BPU");
+  CHECK(w["wrong"][0]["rules"][0]["id"] == "BPU3402");
+}
+
+TEST_CASE("bpu-lint compare: a completed stub passed with --rules makes the comparison agree") {
+  TempDir dir;
+  const std::string log = dir.path("x5_concat_cpu.log");
+  write_file(log, with_on(read_file(kX5), "/model.2/Concat", "CPU", "--"));
+  const CommandResult before = run_bpu_lint({"compare", kModel, log, "--format", "json"});
+  REQUIRE(before.exit_code == 1);
+  const auto j = nlohmann::json::parse(before.out);
+  REQUIRE(j["missed"].size() == 1);
+  CHECK(j["missed"][0]["node"] == "/model.2/Concat");
+  CHECK(j["unmatched_rows"].empty());
+  const std::string stub = j["missed"][0]["rule_stub"];
+  write_file(dir.path("stub.yaml"), stub);
+  const CommandResult refused = run_bpu_lint({"rules", "validate", dir.path("stub.yaml")});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("FILL_IN") != std::string::npos);
+  // Concat stays on the BPU when its first input has more than 8 channels
+  // (true of /model.5/Concat, not of /model.2/Concat).
+  write_file(dir.path("stub.yaml"), replaced(stub, "require: \"FILL_IN\"", "require: \"input[0].shape[1] > 8\""));
+  const CommandResult valid = run_bpu_lint({"rules", "validate", dir.path("stub.yaml")});
+  INFO(valid.err);
+  CHECK(valid.exit_code == 0);
+  const CommandResult after = run_bpu_lint({"compare", kModel, log, "--rules", dir.path("stub.yaml")});
+  INFO(after.out << after.err);
+  CHECK(after.exit_code == 0);
+}
+
+TEST_CASE("bpu-lint compare: unusable logs exit 2 with one line naming the file") {
+  TempDir dir;
+  const std::string x5 = read_file(kX5);
+  write_file(dir.path("empty.log"), "");
+  write_file(dir.path("truncated.log"), x5.substr(0, x5.find("/model.4/Resize") + 20));
+  write_file(dir.path("garbage.log"), std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10) + std::string(3000, '\xee'));
+  write_file(dir.path("no_march.log"), replaced(read_file(kX5Checker), "march: bayes-e", "model check: onnx"));
+  write_file(dir.path("two_marches.log"), replaced(x5, "  march: bayes-e", "  march: bernoulli2"));
+  write_file(dir.path("odd_march.log"),
+             replaced(replaced(read_file(kJ6e), "('nash-e',)", "('nash-q',)"), "  march: nash-e", "  march: nash-q"));
+  struct Case {
+    std::string log;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {dir.path("empty.log"), "the log is empty"},
+      {dir.path("truncated.log"), "(truncated log?)"},
+      {dir.path("garbage.log"), "not an hb_mapper or hb_compile log"},
+      {kFailed, "no per-node placement table in this hb_mapper log"},
+      {dir.path("missing.log"), "cannot read the log"},
+      {dir.dir(), "is a folder, not a compile log"},
+      {dir.path("no_march.log"), "the log prints no march; choose the platform with --platform"},
+      {dir.path("two_marches.log"), "the log names several marches (bernoulli2, bayes-e)"},
+  };
+  for (const auto& c : cases) {
+    const CommandResult r = run_bpu_lint({"compare", kModel, c.log});
+    INFO(c.log << ": " << r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.rfind(c.log + ": error: ", 0) == 0);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(r.out.empty());
+  }
+  // The log holds a march the database lacks; --platform still works.
+  const CommandResult odd = run_bpu_lint({"compare", kModel, dir.path("odd_march.log")});
+  CHECK(odd.exit_code == 2);
+  CHECK(odd.err.find("the log's march 'nash-q' is not in the rule database") != std::string::npos);
+  CHECK(run_bpu_lint({"compare", kModel, dir.path("odd_march.log"), "--platform", "j6e"}).exit_code == 0);
+  CHECK(run_bpu_lint({"compare", kModel, dir.path("two_marches.log"), "--platform", "bayes-e"}).exit_code == 0);
+  // A bad model, platform or --input-shape is a one-line error as well.
+  write_file(dir.path("bad.onnx"), "not a model");
+  const CommandResult model = run_bpu_lint({"compare", dir.path("bad.onnx"), kX5});
+  CHECK(model.exit_code == 2);
+  CHECK(lines(model.err) == 1);
+  CHECK(model.err.rfind(dir.path("bad.onnx") + ": error: ", 0) == 0);
+  const CommandResult platform_bad = run_bpu_lint({"compare", kModel, kX5, "--platform", "nope"});
+  CHECK(platform_bad.exit_code == 2);
+  CHECK(platform_bad.err.find("unknown platform 'nope'") != std::string::npos);
+  CHECK(run_bpu_lint({"compare", kModel, kX5, "--input-shape", "images=1x3"}).exit_code == 2);
+  // A log of another model: nothing matches, which is no agreement.
+  const CommandResult other = run_bpu_lint({"compare", kExample(), kX5});
+  CHECK(other.exit_code == 1);
+  CHECK(other.out.find("note: no row names a node of this model") != std::string::npos);
+  CHECK(other.out.find("unmatched row: /model.0/conv/Conv") != std::string::npos);
+  CHECK(run_bpu_lint({"compare", kModel}).exit_code == 2);
+}
