@@ -9,9 +9,11 @@
 #include <sstream>
 
 #include "bpulint/builtin_rules.h"
+#include "bpulint/config.h"
 #include "bpulint/compare_run.h"
 #include "bpulint/fix_catalog.h"
 #include "bpulint/fix_apply.h"
+#include "bpulint/hb_config.h"
 #include "bpulint/lint.h"
 #include "bpulint/lint_run.h"
 #include "bpulint/model_writer.h"
@@ -41,23 +43,12 @@ bool parse_input_shape(const std::string& spec, FactOptions& options, std::strin
     return false;
   }
   std::vector<int64_t> dims;
-  if (spec.back() == 'x') {
-    error = "--input-shape '" + spec + "': ends with 'x'";
+  if (!parse_dims(spec.substr(eq + 1), dims, error)) {
+    error = "--input-shape '" + spec + "': " + error;
     return false;
   }
-  std::stringstream ss(spec.substr(eq + 1));
-  std::string part;
-  while (std::getline(ss, part, 'x')) {
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || errno != 0 || v <= 0) {
-      error = "--input-shape '" + spec + "': '" + part + "' is not a positive dimension";
-      return false;
-    }
-    dims.push_back(v);
-  }
   options.input_shapes[spec.substr(0, eq)] = dims;
+  options.pin_sources[spec.substr(0, eq)] = "--input-shape";
   return true;
 }
 
@@ -111,6 +102,28 @@ int cmd_validate(const std::vector<std::string>& files) {
   for (const auto& p : problems) std::cerr << p << "\n";
   if (problems.empty()) std::cout << "bpu-lint: rule files valid\n";
   return problems.empty() ? kExitClean : kExitError;
+}
+
+// The user rule files of --rules and of the configuration (given, or found
+// from the current folder up), added to the database.
+bool add_user_rules(RuleDatabase& db, const std::vector<std::string>& rules, const std::string& config_file) {
+  std::vector<std::string> paths = rules;
+  const std::string config_path = !config_file.empty() ? config_file : find_config("./.");
+  std::string error;
+  if (!config_path.empty()) {
+    Config config;
+    if (!load_config(config_path, config, error)) {
+      std::cerr << "bpu-lint: " << error << "\n";
+      return false;
+    }
+    paths.insert(paths.end(), config.rule_paths.begin(), config.rule_paths.end());
+  }
+  std::vector<RuleFile> files;
+  if (!paths.empty() && (!read_rule_paths(paths, files, error) || !extend_rule_database(db, files, error))) {
+    std::cerr << "bpu-lint: " << error << "\n";
+    return false;
+  }
+  return true;
 }
 
 int cmd_explain(const RuleDatabase& db, const std::string& id) {
@@ -209,6 +222,10 @@ int run_cli(int argc, char** argv) {
   app.add_option("--rules", run.extra_rules, "Extra rule files or folders extending the database (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--config", run.config_file, "Configuration file (default: the nearest .bpu-lint.yaml up the tree)");
+  std::string hb_config_path;
+  app.add_option("--hb-config", hb_config_path,
+                 "Lint with the march and input shapes of a Horizon compile config (the YAML of hb_mapper makertbin "
+                 "or hb_compile); its onnx_model when no model is given");
   app.add_flag("--isolated", run.isolated, "Ignore configuration files");
   auto* select_opt = app.add_option("--select", select, "Only these rule ids or prefixes (overrides the configuration)")
                          ->delimiter(',')
@@ -244,6 +261,11 @@ int run_cli(int argc, char** argv) {
   std::string explain_id;
   explain_cmd->add_option("rule", explain_id, "Rule id or name, or a fix id")->required();
   explain_cmd->add_option("--rules-dir", run.rules_dir, "Rule folder");
+  std::vector<std::string> explain_rules;
+  std::string explain_config;
+  explain_cmd->add_option("--rules", explain_rules, "Your rule files or folders (as for linting)")->allow_extra_args(false);
+  explain_cmd->add_option("--config", explain_config,
+                          "Configuration whose `rules:` to include (default: the nearest .bpu-lint.yaml from here up)");
   auto* platforms_cmd = app.add_subcommand("platforms", "List the platforms in the database");
   std::string platforms_format = "text";
   platforms_cmd->add_option("--format", platforms_format, "text or markdown (docs/README.md)")
@@ -289,6 +311,8 @@ int run_cli(int argc, char** argv) {
   if (*platforms_cmd || *explain_cmd || *rules_cmd) {
     RuleDatabase db;
     if (!load_db(run.rules_dir, db)) return kExitError;
+    // explain finds a team's own rules too: --rules, and the configuration's `rules:`.
+    if (*explain_cmd && !add_user_rules(db, explain_rules, explain_config)) return kExitError;
     if (*platforms_cmd) return cmd_platforms(db, platforms_format);
     if (*explain_cmd) return cmd_explain(db, explain_id);
     const Platform* platform = pick_platform(db, rules_platform);
@@ -302,7 +326,23 @@ int run_cli(int argc, char** argv) {
       return kExitError;
     }
   }
-  run.facts.ignore_missing_inputs = run.inputs.size() > 1;
+  HbConfig hb_config;
+  if (!hb_config_path.empty()) {
+    std::string error;
+    if (!load_hb_config(hb_config_path, hb_config, error)) {
+      std::cerr << "bpu-lint: " << error << "\n";
+      return kExitError;
+    }
+    if (run.inputs.empty()) {
+      if (hb_config.model.empty()) {
+        std::cerr << "bpu-lint: " << hb_config_path
+                  << ": no model_parameters.onnx_model; give the model on the command line\n";
+        return kExitError;
+      }
+      run.inputs.push_back(hb_config.model);
+    }
+    run.hb_config = &hb_config;
+  }
   if (!run.fixed_model.empty() && !run.fix) {
     std::cerr << "bpu-lint: --fixed-model needs --fix\n";
     return kExitError;

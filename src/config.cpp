@@ -71,7 +71,74 @@ std::string folder_of(const std::string& path) {
   return parent.string();
 }
 
+// {images: 1x3x640x640, state: 5x1024}
+InputShapes read_input_shapes(const FileReader& reader, const YAML::Node& node) {
+  InputShapes out;
+  if (!node) return out;
+  if (!node.IsMap()) reader.fail(node, "input_shapes must map input names to shapes like 1x3x640x640");
+  for (const auto& kv : node) {
+    std::vector<int64_t> dims;
+    std::string why;
+    if (!parse_dims(reader.scalar(kv.second, "input shape"), dims, why)) {
+      reader.fail(kv.second, "input shape of '" + kv.first.Scalar() + "': " + why);
+    }
+    out[kv.first.Scalar()] = dims;
+  }
+  return out;
+}
+
+std::map<std::string, Severity> read_severity(const FileReader& reader, const YAML::Node& sev) {
+  std::map<std::string, Severity> out;
+  if (!sev) return out;
+  if (!sev.IsMap()) reader.fail(sev, "severity must map rule ids to error, warning or note");
+  for (const auto& kv : sev) {
+    Severity level;
+    if (!parse_severity(reader.scalar(kv.second, "severity"), &level)) {
+      reader.fail(kv.second, "severity of " + kv.first.Scalar() + " must be error, warning or note");
+    }
+    out[kv.first.Scalar()] = level;
+  }
+  return out;
+}
+
+bool glob_any(const std::vector<std::string>& patterns, const std::string& text) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob(p, text); });
+}
+
 }  // namespace
+
+std::string Config::relative_path(const std::string& model_path) const {
+  std::error_code ec;
+  const fs::path rel = fs::relative(fs::absolute(model_path, ec), folder.empty() ? fs::current_path(ec) : fs::path(folder), ec);
+  if (ec || rel.empty() || *rel.begin() == "..") return {};
+  return rel.generic_string();
+}
+
+ModelSettings Config::settings_for(const std::string& model_path) const {
+  ModelSettings m;
+  m.platform = platform;
+  m.select = select;
+  m.ignore = ignore;
+  m.severity = severity;
+  const std::string where = path.empty() ? "the configuration" : path;
+  for (const auto& [name, dims] : input_shapes) {
+    m.input_shapes[name] = dims;
+    m.input_shape_sources[name] = where + " input_shapes";
+  }
+  const std::string rel = relative_path(model_path);
+  for (const auto& o : overrides) {
+    if (rel.empty() || !glob_any(o.models, rel)) continue;
+    if (o.platform) m.platform = o.platform;
+    if (o.select) m.select = *o.select;
+    if (o.ignore) m.ignore = *o.ignore;
+    for (const auto& kv : o.severity) m.severity[kv.first] = kv.second;
+    for (const auto& [name, dims] : o.input_shapes) {
+      m.input_shapes[name] = dims;
+      m.input_shape_sources[name] = o.where.str() + " input_shapes";
+    }
+  }
+  return m;
+}
 
 std::string find_config(const std::string& model_path) {
   std::error_code ec;
@@ -93,32 +160,44 @@ bool load_config(const std::string& path, Config& config, std::string& error) {
   try {
     FileReader reader(path);
     if (root.IsNull()) return true;  // an empty file is a valid, empty configuration
-    reader.check_keys(root, {"platform", "select", "ignore", "severity", "rules", "waivers"}, {}, "configuration");
+    reader.check_keys(root, {"platform", "select", "ignore", "severity", "rules", "waivers", "input_shapes", "overrides"},
+                      {}, "configuration");
     if (root["platform"]) config.platform = reader.scalar(root["platform"], "platform");
     config.select = reader.string_list(root["select"], "select");
     config.ignore = reader.string_list(root["ignore"], "ignore");
-    if (const YAML::Node sev = root["severity"]) {
-      if (!sev.IsMap()) reader.fail(sev, "severity must map rule ids to error, warning or note");
-      for (const auto& kv : sev) {
-        Severity level;
-        if (!parse_severity(reader.scalar(kv.second, "severity"), &level)) {
-          reader.fail(kv.second, "severity of " + kv.first.Scalar() + " must be error, warning or note");
-        }
-        config.severity[kv.first.Scalar()] = level;
-      }
-    }
+    config.severity = read_severity(reader, root["severity"]);
+    config.input_shapes = read_input_shapes(reader, root["input_shapes"]);
     const std::string base = folder_of(path);
+    config.folder = base;
     for (const auto& p : reader.string_list(root["rules"], "rules")) {
-      config.rule_paths.push_back(fs::path(p).is_absolute() ? p : (fs::path(base) / p).string());
+      config.rule_paths.push_back(fs::path(p).is_absolute() ? p : (fs::path(base) / p).lexically_normal().string());
+    }
+    if (const YAML::Node overrides = root["overrides"]) {
+      if (!overrides.IsSequence()) reader.fail(overrides, "overrides must be a list");
+      for (const auto& o : overrides) {
+        reader.check_keys(o, {"models", "platform", "input_shapes", "select", "ignore", "severity"}, {"models"},
+                          "override");
+        Override entry;
+        entry.where = reader.at(o);
+        entry.models = reader.string_list(o["models"], "models");
+        if (entry.models.empty()) reader.fail(o["models"], "an override needs at least one models glob");
+        if (o["platform"]) entry.platform = reader.scalar(o["platform"], "platform");
+        entry.input_shapes = read_input_shapes(reader, o["input_shapes"]);
+        if (o["select"]) entry.select = reader.string_list(o["select"], "select");
+        if (o["ignore"]) entry.ignore = reader.string_list(o["ignore"], "ignore");
+        entry.severity = read_severity(reader, o["severity"]);
+        config.overrides.push_back(std::move(entry));
+      }
     }
     if (const YAML::Node waivers = root["waivers"]) {
       if (!waivers.IsSequence()) reader.fail(waivers, "waivers must be a list");
       for (const auto& w : waivers) {
-        reader.check_keys(w, {"rule", "node", "reason"}, {"rule", "reason"}, "waiver");
+        reader.check_keys(w, {"rule", "node", "model", "reason"}, {"rule", "reason"}, "waiver");
         Waiver waiver;
         waiver.where = reader.at(w);
         waiver.rule = reader.scalar(w["rule"], "rule");
         waiver.node = w["node"] ? reader.scalar(w["node"], "node") : "*";
+        waiver.model = w["model"] ? reader.scalar(w["model"], "model") : "";
         waiver.reason = reader.scalar(w["reason"], "reason");
         if (waiver.reason.find_first_not_of(" \t") == std::string::npos) {
           reader.fail(w["reason"], "a waiver needs a reason");
@@ -192,7 +271,8 @@ std::string baseline_text(const std::vector<const ModelReport*>& reports, const 
   return std::string(out.c_str()) + "\n";
 }
 
-void apply_config(ModelReport& r, const Platform& platform, Config& config, Baseline* baseline, bool show_unverified) {
+void apply_config(ModelReport& r, const Platform& platform, Config& config, const ModelSettings& settings,
+                  Baseline* baseline, bool show_unverified) {
   if (!r.ok) return;
   auto failures_shown = [&r] {
     return std::count_if(r.diagnostics.begin(), r.diagnostics.end(),
@@ -201,10 +281,10 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, Base
   const auto before = failures_shown();
   std::vector<Diagnostic> kept;
   for (auto& d : r.diagnostics) {
-    if (!config.select.empty() && !matches_prefix(d.rule->id, config.select)) continue;
-    if (matches_prefix(d.rule->id, config.ignore)) continue;
-    auto level = config.severity.find(d.rule->id);
-    if (level != config.severity.end() && d.outcome == Outcome::Fail) d.severity = level->second;
+    if (!settings.select.empty() && !matches_prefix(d.rule->id, settings.select)) continue;
+    if (matches_prefix(d.rule->id, settings.ignore)) continue;
+    auto level = settings.severity.find(d.rule->id);
+    if (level != settings.severity.end() && d.outcome == Outcome::Fail) d.severity = level->second;
     kept.push_back(std::move(d));
   }
   r.diagnostics = std::move(kept);
@@ -213,9 +293,19 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, Base
   // Where a node runs follows the rules that still apply; waivers accept a
   // finding, they do not move the node back to the BPU.
   r.placement = place_nodes(r.facts, platform, r.diagnostics);
+  // A waiver scoped to other models neither applies here nor counts this model.
+  const std::string model_rel = config.relative_path(r.path);
+  std::vector<Waiver*> in_scope;
+  for (auto& w : config.waivers) {
+    if (w.model.empty() || (!model_rel.empty() && glob(w.model, model_rel))) {
+      in_scope.push_back(&w);
+      ++w.models_in_scope;
+    }
+  }
   for (auto& d : r.diagnostics) {
     if (d.folded_into_note) continue;
-    for (auto& w : config.waivers) {
+    for (Waiver* wp : in_scope) {
+      Waiver& w = *wp;
       if (waiver_matches(w, d, r)) {
         d.waiver = w.reason;
         ++w.matches;
@@ -239,7 +329,7 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, Base
   }
   r.summary = summarize(r.facts, r.placement, r.diagnostics);
   // Plans follow the findings that remain; recompute only when some changed.
-  const bool changed = failures_shown() != before || !config.severity.empty();
+  const bool changed = failures_shown() != before || !settings.severity.empty();
   if (changed) {
     std::vector<Diagnostic> shown;
     for (const auto& d : r.diagnostics) {

@@ -4,6 +4,7 @@
 #include <onnx/defs/shape_inference.h>
 
 #include <algorithm>
+#include <charconv>
 #include <exception>
 #include <functional>
 #include <set>
@@ -825,27 +826,38 @@ bool pin_input_shapes(const onnx::GraphProto& graph, const FactOptions& options,
                       std::map<std::string, const onnx::TypeProto*>& pinned, std::string& error) {
   std::set<std::string> initializers;
   for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  std::vector<const onnx::ValueInfoProto*> inputs;
+  for (const auto& vi : graph.input()) {
+    if (initializers.count(vi.name()) == 0) inputs.push_back(&vi);
+  }
   for (const auto& pin : options.input_shapes) {
+    auto source = options.pin_sources.find(pin.first);
+    const std::string from = source != options.pin_sources.end() ? source->second : "--input-shape";
     const onnx::ValueInfoProto* target = nullptr;
-    for (const auto& vi : graph.input()) {
-      if (vi.name() == pin.first && initializers.count(vi.name()) == 0) target = &vi;
+    for (const auto* vi : inputs) {
+      if (vi->name() == pin.first) target = vi;
     }
-    if (target == nullptr) {
-      if (options.ignore_missing_inputs) continue;
-      error = "--input-shape: the model has no graph input named '" + pin.first + "'";
-      return false;
+    if (pin.first.empty()) {  // "the model's only input"
+      if (inputs.size() != 1) {
+        error = from + ": an input shape without an input name needs a model with one input (this one has " +
+                std::to_string(inputs.size()) + ")";
+        return false;
+      }
+      target = inputs[0];
     }
+    if (target == nullptr) continue;  // pins for other models' inputs
+    const std::string name = target->name();
     onnx::TypeProto type = target->type();
     auto* shape = type.mutable_tensor_type()->mutable_shape();
     if (shape->dim_size() != 0 && shape->dim_size() != static_cast<int>(pin.second.size())) {
-      error = "--input-shape " + pin.first + ": rank " + std::to_string(pin.second.size()) +
-              " does not match the model's rank " + std::to_string(shape->dim_size());
+      error = from + " " + name + ": rank " + std::to_string(pin.second.size()) + " does not match the model's rank " +
+              std::to_string(shape->dim_size());
       return false;
     }
     for (size_t i = 0; i < pin.second.size(); ++i) {
       const int d = static_cast<int>(i);
       if (d < shape->dim_size() && shape->dim(d).has_dim_value() && shape->dim(d).dim_value() != pin.second[i]) {
-        error = "--input-shape " + pin.first + ": dim " + std::to_string(i) + " is " + std::to_string(pin.second[i]) +
+        error = from + " " + name + ": dim " + std::to_string(i) + " is " + std::to_string(pin.second[i]) +
                 " but the model fixes it to " + std::to_string(shape->dim(d).dim_value());
         return false;
       }
@@ -854,7 +866,8 @@ bool pin_input_shapes(const onnx::GraphProto& graph, const FactOptions& options,
     for (int64_t d : pin.second) shape->add_dim()->set_dim_value(d);
     auto* owned = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(out.arena.get());
     *owned = std::move(type);
-    pinned[pin.first] = owned;
+    pinned[name] = owned;
+    out.pinned_inputs.push_back(name);
   }
   return true;
 }
@@ -928,6 +941,28 @@ Value model_record(const onnx::ModelProto& model, const ModelFacts& facts,
 
 }  // namespace
 
+bool parse_dims(const std::string& text, std::vector<int64_t>& dims, std::string& error) {
+  dims.clear();
+  if (text.empty() || text.back() == 'x') {
+    error = "'" + text + "' is not DIMxDIMx... (e.g. 1x3x224x224)";
+    return false;
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find('x', start), text.size());
+    const std::string part = text.substr(start, end - start);
+    int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || v <= 0) {
+      error = "'" + part + "' is not a positive dimension";
+      return false;
+    }
+    dims.push_back(v);
+    start = end + 1;
+  }
+  return true;
+}
+
 const char* cause_kind_name(CauseKind k) {
   switch (k) {
     case CauseKind::DynamicInput: return "dynamic_input";
@@ -959,6 +994,7 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   out.unanalysed_functions.clear();
   out.causes.clear();
   out.int_values.clear();
+  out.pinned_inputs.clear();
   out.arena = std::make_unique<google::protobuf::Arena>();
   const onnx::ModelProto& model = *loaded.model;
   std::map<std::string, const onnx::TypeProto*> pinned;

@@ -15,6 +15,7 @@
 #include "bpulint/cli.h"
 #include "bpulint/config.h"
 #include "bpulint/fix_apply.h"
+#include "bpulint/hb_config.h"
 #include "bpulint/lint.h"
 #include "bpulint/model_writer.h"
 #include "bpulint/output_file.h"
@@ -72,12 +73,16 @@ void expand_inputs(const std::vector<std::string>& inputs, std::vector<std::stri
 struct Setup {
   Config config;
   RuleDatabase db;
-  const Platform* platform = nullptr;
 };
 
 struct ModelRun {
   std::string path;
   Setup* setup = nullptr;
+  // Resolved per model: configuration (top level, then overrides), a Horizon
+  // compile config, then the command line.
+  ModelSettings settings;
+  const Platform* platform = nullptr;
+  FactOptions facts;
   std::unique_ptr<ModelReport> report;
   std::unique_ptr<FixRun> fix_run;
   std::unique_ptr<ModelReport> fixed;
@@ -105,10 +110,12 @@ class Runner {
     for (const auto& p : paths) {
       ModelRun m;
       m.path = p;
-      if (!setup_for(p, m.setup, error)) return fail(error);
+      if (!setup_for(p, m.setup, error) || !resolve(m, error)) return fail(error);
       models_.push_back(std::move(m));
     }
-    if (!check_one_platform(error)) return fail(error);
+    if (o_.hb_config != nullptr && text_output()) {
+      out_ << o_.hb_config->path << ": Horizon compile config: " << hb_config_summary(*o_.hb_config) << "\n";
+    }
     lint_all();
     for (auto& m : models_) finish(m);
     return conclude();
@@ -130,8 +137,6 @@ class Runner {
     }
     auto setup = std::make_unique<Setup>();
     if (!config_path.empty() && !load_config(config_path, setup->config, error)) return false;
-    if (o_.select) setup->config.select = *o_.select;
-    if (o_.ignore) setup->config.ignore = *o_.ignore;
     if (!load_default_rule_database(o_.rules_dir, setup->db, error)) return false;
     std::vector<std::string> extra = setup->config.rule_paths;
     extra.insert(extra.end(), o_.extra_rules.begin(), o_.extra_rules.end());
@@ -139,31 +144,43 @@ class Runner {
     if (!extra.empty() && (!read_rule_paths(extra, files, error) || !extend_rule_database(setup->db, files, error))) {
       return false;
     }
-    const std::string name = !o_.platform.empty()          ? o_.platform
-                             : setup->config.platform.has_value() ? *setup->config.platform
-                                                                  : kDefaultPlatform;
-    setup->platform = setup->db.find(name);
-    if (setup->platform == nullptr) {
-      std::string names;
-      for (const auto& q : setup->db.platforms) names += (names.empty() ? "" : ", ") + q.name;
-      error = "unknown platform '" + name + "'" + (config_path.empty() ? "" : " (from " + config_path + ")") +
-              " (known: " + names + ")";
-      return false;
-    }
     out = setup.get();
     setups_.emplace(config_path, std::move(setup));
     return true;
   }
 
-  // One run, one target: configurations that disagree need --platform.
-  bool check_one_platform(std::string& error) {
-    for (const auto& m : models_) {
-      if (m.setup->platform->name != models_.front().setup->platform->name) {
-        error = "the models' configurations name different platforms (" + models_.front().setup->platform->name +
-                " for " + models_.front().path + ", " + m.setup->platform->name + " for " + m.path +
-                "); choose one with --platform";
-        return false;
+  // The model's settings, platform and pins: the configuration's layers,
+  // then a Horizon compile config (--hb-config), then the command line.
+  bool resolve(ModelRun& m, std::string& error) {
+    m.settings = m.setup->config.settings_for(m.path);
+    if (o_.select) m.settings.select = *o_.select;
+    if (o_.ignore) m.settings.ignore = *o_.ignore;
+    std::string platform_from = m.setup->config.path;
+    if (o_.hb_config != nullptr) {
+      m.settings.platform = o_.hb_config->march;
+      platform_from = o_.hb_config->path;
+      for (const auto& [name, dims] : o_.hb_config->input_shapes) {
+        m.settings.input_shapes[name] = dims;
+        m.settings.input_shape_sources[name] = o_.hb_config->path + " input_shape";
       }
+    }
+    const std::string name = !o_.platform.empty()          ? o_.platform
+                             : m.settings.platform.has_value() ? *m.settings.platform
+                                                               : kDefaultPlatform;
+    m.platform = m.setup->db.find(name);
+    if (m.platform == nullptr) {
+      std::string names;
+      for (const auto& q : m.setup->db.platforms) names += (names.empty() ? "" : ", ") + q.name + " (" + q.march + ")";
+      error = "unknown platform or march '" + name + "'" +
+              (o_.platform.empty() && !platform_from.empty() ? " (from " + platform_from + ")" : "") + " (known: " + names +
+              ")";
+      return false;
+    }
+    m.facts.input_shapes = m.settings.input_shapes;
+    m.facts.pin_sources = m.settings.input_shape_sources;
+    for (const auto& [pin, dims] : o_.facts.input_shapes) {
+      m.facts.input_shapes[pin] = dims;
+      m.facts.pin_sources[pin] = "--input-shape";
     }
     return true;
   }
@@ -178,7 +195,7 @@ class Runner {
       for (size_t i = next++; i < models_.size(); i = next++) {
         auto& m = models_[i];
         try {
-          m.report = std::make_unique<ModelReport>(lint_model(m.path, *m.setup->platform, o_.facts));
+          m.report = std::make_unique<ModelReport>(lint_model(m.path, *m.platform, m.facts));
         } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
           m.report = std::make_unique<ModelReport>();
           m.report->path = m.path;
@@ -217,9 +234,9 @@ class Runner {
       broken_ = true;
       return;
     }
-    apply_config(r, *m.setup->platform, m.setup->config, o_.baseline.empty() ? nullptr : &baseline_,
+    apply_config(r, *m.platform, m.setup->config, m.settings, o_.baseline.empty() ? nullptr : &baseline_,
                  o_.show_unverified);
-    if (text_output()) render_text(out_, r, *m.setup->platform, text_options());
+    if (text_output()) render_text(out_, r, *m.platform, text_options());
     if (!o_.pytorch_snippet.empty()) write_snippet(r);
     if (o_.fix) fix(m);
   }
@@ -260,35 +277,50 @@ class Runner {
     render_fix_run(log, r, *m.fix_run, text_options());
     if (!m.fix_run->error.empty()) broken_ = true;
     if (!m.fix_run->written) return;
-    m.fixed = std::make_unique<ModelReport>(lint_model(out, *m.setup->platform, o_.facts));
+    m.fixed = std::make_unique<ModelReport>(lint_model(out, *m.platform, m.facts));
     if (!m.fixed->ok) {
       std::cerr << out << ": error: " << m.fixed->error << "\n";
       broken_ = true;
       m.fixed.reset();
       return;
     }
-    apply_config(*m.fixed, *m.setup->platform, m.setup->config, nullptr, o_.show_unverified);
+    apply_config(*m.fixed, *m.platform, m.setup->config, m.settings, nullptr, o_.show_unverified);
     if (text_output()) {
       out_ << "re-lint of " << out << ":\n";
-      render_text(out_, *m.fixed, *m.setup->platform, text_options());
+      render_text(out_, *m.fixed, *m.platform, text_options());
     }
   }
 
+  // Warnings about the run's inputs, reported only for what this run could
+  // judge: a waiver that matched nothing although models in its scope were
+  // linted, a baseline entry of a linted model that no longer occurs, a
+  // --input-shape that no model of the run has.
   std::vector<std::string> configuration_notes() const {
     std::vector<std::string> notes;
     for (const auto& [path, setup] : setups_) {
       for (const auto& w : setup->config.waivers) {
-        if (w.matches == 0) {
-          notes.push_back(w.where.str() + ": waiver for rule '" + w.rule + "' on node '" + w.node +
-                          "' matched nothing");
+        if (w.matches == 0 && w.models_in_scope > 0) {
+          notes.push_back(w.where.str() + ": waiver for rule '" + w.rule + "' on node '" + w.node + "'" +
+                          (w.model.empty() ? "" : " in '" + w.model + "'") + " matched nothing");
         }
       }
     }
+    std::set<std::string> linted;
+    for (const auto& m : models_) {
+      if (!o_.baseline.empty() && m.report && m.report->ok) linted.insert(baseline_model_key(m.path, o_.baseline));
+    }
     for (const auto& e : baseline_.entries) {
-      if (e.matched < e.count) {
+      if (e.matched < e.count && linted.count(e.model) > 0) {
         notes.push_back(o_.baseline + ": stale baseline entry: " + e.rule + " on " + e.node + " in " + e.model + " (" +
                         std::to_string(e.count - e.matched) + " no longer found)");
       }
+    }
+    for (const auto& [pin, dims] : o_.facts.input_shapes) {
+      const bool used = std::any_of(models_.begin(), models_.end(), [&](const ModelRun& m) {
+        const auto& p = m.report->facts.pinned_inputs;
+        return m.report->ok && std::find(p.begin(), p.end(), pin) != p.end();
+      });
+      if (!used) notes.push_back("--input-shape " + pin + ": no model of this run has an input named '" + pin + "'");
     }
     return notes;
   }
@@ -330,17 +362,19 @@ class Runner {
     } else {
       RunInfo info;
       info.tool_version = BPULINT_VERSION;
-      info.platform = models_.front().setup->platform;
+      info.platform = models_.front().platform;
       info.exit_code = code;
       info.show_waived = o_.show_waived;
       info.min_severity = o_.min_severity;
       info.configuration_notes = notes;
-      for (const auto& [path, setup] : setups_) {
-        for (const auto& kv : setup->config.severity) info.severity_overrides[kv.first] = kv.second;
+      info.hb_config = o_.hb_config;
+      for (const auto& m : models_) {
+        for (const auto& kv : m.settings.severity) info.severity_overrides[kv.first] = kv.second;
       }
       for (const auto& m : models_) {
         RunInfo::Model im;
         im.path = m.path;
+        im.platform = m.platform;
         if (m.report->ok) im.report = m.report.get();
         else im.error = m.report->error;
         im.fix_run = m.fix_run.get();

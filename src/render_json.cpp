@@ -174,6 +174,8 @@ std::string render_json(const RunInfo& run) {
   for (const auto& m : run.models) {
     w.begin_object();
     w.member("path", m.path);
+    const Platform* platform = m.platform != nullptr ? m.platform : run.platform;
+    w.member("platform", platform != nullptr ? platform->name : std::string());
     const ModelReport* r = m.report;
     if (r == nullptr || !r->ok) {
       // Unreadable: the same keys, empty, so consumers need no special case.
@@ -198,6 +200,16 @@ std::string render_json(const RunInfo& run) {
   }
   w.end_array();
   w.member("exit_code", run.exit_code);
+  if (run.hb_config != nullptr) {
+    w.key("hb_config").begin_object().member("path", run.hb_config->path).member("march", run.hb_config->march);
+    w.key("input_shapes").begin_object();
+    for (const auto& [name, dims] : run.hb_config->input_shapes) {
+      w.key(name).begin_array();
+      for (int64_t d : dims) w.value(static_cast<long long>(d));
+      w.end_array();
+    }
+    w.end_object().end_object();
+  }
   w.end_object();
   return w.str() + "\n";
 }

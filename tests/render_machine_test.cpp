@@ -64,13 +64,13 @@ struct Fixture {
     // warning; a waiver for one node of the mix model.
     Config config;
     config.severity = {{"BPU1102", Severity::Warning}, {"BPU3005", Severity::Warning}, {"BPU9001", Severity::Note}};
-    config.waivers.push_back({"BPU3001", "softmax_waived", "accepted until the decoder is retrained (ticket 42)", {}, 0});
-    apply_config(example, j6p, config, nullptr);
+    config.waivers.push_back({"BPU3001", "softmax_waived", "accepted until the decoder is retrained (ticket 42)", "", {}, 0, 0});
+    apply_config(example, j6p, config, config.settings_for(example.path), nullptr);
     fix_run = apply_fixes(example, example.fix_plans, "auto", dir.path("case_study.fixed.onnx"));
     REQUIRE(fix_run.written);
     fixed = lint_model(fix_run.output_path, j6p, {});
     REQUIRE(fixed.ok);
-    apply_config(fixed, j6p, config, nullptr);
+    apply_config(fixed, j6p, config, config.settings_for(fixed.path), nullptr);
     fix_run.output_path = kExampleFixedPath;
     fixed.path = kExampleFixedPath;
 
@@ -84,7 +84,7 @@ struct Fixture {
     mix = lint_model(path, j6p, {});
     REQUIRE(mix.ok);
     mix.path = kMixPath;
-    apply_config(mix, j6p, config, nullptr, /*show_unverified=*/true);
+    apply_config(mix, j6p, config, config.settings_for(mix.path), nullptr, /*show_unverified=*/true);
     // As a --baseline match would (its keys are config.cpp's business).
     for (auto& d : mix.diagnostics) d.baselined = d.baselined || d.node == 5;
     mix.summary = summarize(mix.facts, mix.placement, mix.diagnostics);

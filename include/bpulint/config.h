@@ -16,8 +16,32 @@ struct Waiver {
   std::string rule;    // rule id or glob (BPU11*)
   std::string node;    // glob on the node name, its display name or its graph path
   std::string reason;  // required
+  std::string model;   // glob on the model path relative to the config's folder; "" = every model
   SourceLocation where;
   size_t matches = 0;
+  size_t models_in_scope = 0;  // models of the run it could apply to: unused is a warning only then
+};
+
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
+// Settings for the models a glob selects (ruff's per-file settings, ESLint's
+// overrides): later entries win over earlier ones, the command line over all.
+struct Override {
+  std::vector<std::string> models;  // globs relative to the config file's folder
+  std::optional<std::string> platform;
+  InputShapes input_shapes;
+  std::optional<std::vector<std::string>> select, ignore;
+  std::map<std::string, Severity> severity;
+  SourceLocation where;
+};
+
+// What applies to one model once the configuration's layers are resolved.
+struct ModelSettings {
+  std::optional<std::string> platform;
+  std::vector<std::string> select, ignore;
+  std::map<std::string, Severity> severity;
+  InputShapes input_shapes;
+  std::map<std::string, std::string> input_shape_sources;  // name -> where the pin was set
 };
 
 struct Config {
@@ -28,6 +52,15 @@ struct Config {
   std::map<std::string, Severity> severity;  // rule id -> level
   std::vector<std::string> rule_paths;       // extra rule files or folders, resolved against the config's folder
   std::vector<Waiver> waivers;
+  InputShapes input_shapes;                  // for every model that has such an input
+  std::vector<Override> overrides;
+  std::string folder;                        // absolute folder of the file: globs are relative to it
+
+  // The settings of one model: the top level, then every override whose
+  // globs match the model's path (relative to `folder`), in file order.
+  ModelSettings settings_for(const std::string& model_path) const;
+  // The model's path relative to the configuration's folder ("" when outside it).
+  std::string relative_path(const std::string& model_path) const;
 };
 
 constexpr const char* kConfigFileName = ".bpu-lint.yaml";
@@ -54,13 +87,13 @@ bool load_baseline(const std::string& path, Baseline& baseline, std::string& err
 // The YAML text of a baseline holding every shown finding of the reports.
 std::string baseline_text(const std::vector<const ModelReport*>& reports, const std::string& baseline_path);
 
-// Applies select/ignore and severity overrides, folds unverified checks into
-// their root causes (fold_unverified; `show_unverified` keeps them listed),
-// then waivers and the baseline, and recomputes placement and summary from
-// what remains. `baseline` may be null. Waivers and baseline entries count
-// their matches.
-void apply_config(ModelReport& report, const Platform& platform, Config& config, Baseline* baseline,
-                  bool show_unverified = false);
+// Applies the model's select/ignore and severity settings, folds unverified
+// checks into their root causes (fold_unverified; `show_unverified` keeps
+// them listed), then the configuration's waivers and the baseline, and
+// recomputes placement and summary from what remains. `baseline` may be null.
+// Waivers and baseline entries count their matches.
+void apply_config(ModelReport& report, const Platform& platform, Config& config, const ModelSettings& settings,
+                  Baseline* baseline, bool show_unverified = false);
 
 // The model path as a baseline records it: relative to the baseline's folder.
 std::string baseline_model_key(const std::string& model_path, const std::string& baseline_path);

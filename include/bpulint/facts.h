@@ -113,12 +113,18 @@ struct NodeFacts {
 };
 
 struct FactOptions {
-  // --input-shape NAME=1x128x2x6x6: pins the dims of a graph input.
+  // Pins the dims of graph inputs (--input-shape, input_shapes in the
+  // configuration, a Horizon compile config): name -> dims. A pin applies to
+  // the model if it has that input and is ignored otherwise; the name ""
+  // pins the model's only input (a Horizon config without input_name).
   std::map<std::string, std::vector<int64_t>> input_shapes;
-  // With several models in one call, a pin applies to the models that have
-  // that input; with one model, naming an input it lacks is an error.
-  bool ignore_missing_inputs = false;
+  // Where each pin came from, to name it in errors ("--input-shape", "cfg.yaml").
+  std::map<std::string, std::string> pin_sources;
 };
+
+// "1x3x224x224" -> {1, 3, 224, 224}: positive dims joined by 'x'. False with
+// a reason otherwise.
+bool parse_dims(const std::string& text, std::vector<int64_t>& dims, std::string& error);
 
 struct ModelFacts {
   std::vector<NodeFacts> nodes;       // main graph, with subgraph nodes after their parent
@@ -127,6 +133,7 @@ struct ModelFacts {
   int64_t default_opset = 0;
   std::vector<std::string> unanalysed_functions;  // model-local functions, "domain.name (N nodes)"
   std::vector<RootCause> causes;      // TensorFacts::cause - 1 indexes this
+  std::vector<std::string> pinned_inputs;  // the pins that applied (graph input names)
   std::deque<IntValues> int_values;   // TensorFacts::values points here (a deque: addresses stay put)
   const RootCause* cause(uint32_t id) const { return id == 0 || id > causes.size() ? nullptr : &causes[id - 1]; }
   // Inferred and pinned types live on an arena: one allocation per block,

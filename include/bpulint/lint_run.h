@@ -12,6 +12,8 @@
 
 namespace bpulint {
 
+struct HbConfig;
+
 struct RunOptions {
   std::vector<std::string> inputs;          // files, or folders searched for *.onnx
   std::string platform;                     // "" = from the configuration, else j6p
@@ -38,6 +40,7 @@ struct RunOptions {
   std::string baseline;
   std::string write_baseline;
   int jobs = 1;
+  const HbConfig* hb_config = nullptr;      // --hb-config: march and input shapes from a Horizon compile config
 };
 
 // Returns the process exit code: 0 clean, 1 error-level findings, 2 broken

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bpulint/fix_apply.h"
+#include "bpulint/hb_config.h"
 #include "bpulint/lint.h"
 #include "bpulint/rule_db.h"
 
@@ -16,13 +17,14 @@ namespace bpulint {
 // Everything one invocation produced, in input order.
 struct RunInfo {
   std::string tool_version;                 // BPULINT_VERSION
-  const Platform* platform = nullptr;
+  const Platform* platform = nullptr;       // the run's (the first model's)
   struct Model {
     const ModelReport* report = nullptr;    // null when the model could not be read
     std::string path;                       // as given on the command line
     std::string error;                      // one line, when report is null
     const FixRun* fix_run = nullptr;        // when --fix ran on it
     const ModelReport* fixed = nullptr;     // the re-lint of the written model
+    const Platform* platform = nullptr;     // the model's own (overrides may differ from the run's)
   };
   std::vector<Model> models;
   int exit_code = 0;                        // what the process will return
@@ -30,6 +32,7 @@ struct RunInfo {
   Severity min_severity = Severity::Note;   // --min-severity: list only findings at or above it
   std::map<std::string, Severity> severity_overrides;  // rule id -> level set by the configuration
   std::vector<std::string> configuration_notes;        // e.g. "waiver #2 matched nothing"
+  const HbConfig* hb_config = nullptr;                 // --hb-config: what was read from it
 };
 
 enum class SarifProfile { GitHub, Spec };

@@ -206,4 +206,64 @@ else
   fail "(d) pre-commit install failed" "$OUT"
 fi
 
+# (e) A team repository: a dynamic-batch model pinned by the configuration, a decoder pinned by a
+# per-path override, a legacy model whose known errors are waived for that model only. The
+# hook passes whichever of them are staged, and says nothing about the models it was not given.
+TEAM="$WORK/team"
+EXPORTS="$ROOT/tests/exports"
+if ! { new_repo "$TEAM" &&
+  mkdir -p "$TEAM/models" "$TEAM/decoders" "$TEAM/legacy" "$TEAM/other" &&
+  cp "$EXPORTS/vit_mha_dynamic.onnx" "$TEAM/models/vit.onnx" &&
+  cp "$EXPORTS/fpn_interpolate_dynamic.onnx" "$TEAM/decoders/fpn.onnx" &&
+  cp "$EXPORTS/occupancy_static.onnx" "$TEAM/legacy/occ.onnx" &&
+  cat >"$TEAM/.bpu-lint.yaml" <<EOF &&
+platform: j6p
+input_shapes: {images: 1x3x32x32}
+overrides:
+  - models: ["decoders/*.onnx"]
+    input_shapes: {p3: 1x16x32x32, p4: 1x32x16x16, p5: 1x64x8x8}
+waivers:
+  - rule: "BPU11*"
+    node: "*/up*/ConvTranspose"
+    model: "legacy/occ.onnx"
+    reason: the legacy decoder is retired next release; measured on the board with OE 3.5
+EOF
+  cat >"$TEAM/.pre-commit-config.yaml" <<EOF &&
+repos:
+  - repo: $HOOKS
+    rev: $REV
+    hooks:
+      - id: bpu-lint
+        verbose: true
+EOF
+  git -C "$TEAM" add .bpu-lint.yaml .pre-commit-config.yaml &&
+  git -C "$TEAM" commit -q -m "team config"; } >"$OUT" 2>&1; then
+  fail "(e) could not make the team repo" "$OUT"
+  finish
+fi
+cd "$TEAM" || finish
+for staged in "models/vit.onnx" "decoders/fpn.onnx" "legacy/occ.onnx" "models/vit.onnx decoders/fpn.onnx legacy/occ.onnx"; do
+  git reset -q
+  # shellcheck disable=SC2086  # a list of paths
+  git add $staged
+  # shellcheck disable=SC2086
+  pre-commit run bpu-lint --files $staged --color=never >"$OUT" 2>&1
+  rc=$?
+  if [[ $rc -eq 0 ]] && grep -q 'Passed' "$OUT" && ! grep -q 'matched nothing\|stale\|no model of this run' "$OUT"; then
+    pass "(e) team repo: the hook passes with only [$staged] staged, and warns about nothing else"
+  else
+    fail "(e) team repo with [$staged] staged: exit $rc, expected Passed without warnings" "$OUT"
+  fi
+done
+# The same legacy model at another path is not covered by the model-scoped waiver.
+git reset -q
+cp legacy/occ.onnx other/occ.onnx && git add other/occ.onnx
+pre-commit run bpu-lint --files other/occ.onnx --color=never >"$OUT" 2>&1
+rc=$?
+if [[ $rc -ne 0 ]] && grep -q 'BPU1102' "$OUT"; then
+  pass "(e) team repo: a waiver scoped to legacy/occ.onnx does not silence other/occ.onnx"
+else
+  fail "(e) team repo: other/occ.onnx: exit $rc, expected a failure with BPU1102" "$OUT"
+fi
+
 finish

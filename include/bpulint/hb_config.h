@@ -1,0 +1,34 @@
+// A Horizon compile configuration as input: the YAML a team already keeps
+// for `hb_mapper makertbin` (Bayes, Bayes-e, Bernoulli2) or `hb_compile`
+// (Nash). bpu-lint reads the model, the march and the input shapes from it
+// and ignores everything else (it is Horizon's file, with many more keys).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace bpulint {
+
+struct HbConfig {
+  std::string path;   // the YAML file
+  std::string model;  // model_parameters.onnx_model, resolved against the YAML's folder; "" when absent
+  std::string march;  // model_parameters.march; "" when absent
+  // input_parameters.input_name / input_shape, ';'-separated lists; the name
+  // "" pins the model's only input (a config that leaves input_name empty).
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  std::vector<std::string> input_order;  // input names as listed, for messages
+};
+
+// Reads `text` as the configuration found at `path`. False with a one-line
+// "path:line:col: problem" for YAML errors, a section or key of the wrong
+// kind, a shape that is not DIMxDIMx..., or name and shape lists of
+// different lengths.
+bool parse_hb_config(const std::string& text, const std::string& path, HbConfig& out, std::string& error);
+bool load_hb_config(const std::string& path, HbConfig& out, std::string& error);
+
+// "march nash-e, input shapes images=1x3x640x640; state_in=5x1024"
+std::string hb_config_summary(const HbConfig& config);
+
+}  // namespace bpulint
