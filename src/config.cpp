@@ -35,7 +35,7 @@ bool load_yaml_file(const std::string& path, YAML::Node& root, std::string& erro
     root = YAML::Load(text);
     return true;
   } catch (const YAML::Exception& e) {
-    error = SourceLocation{path, e.mark.line + 1, e.mark.column + 1}.str() + ": YAML syntax error: " + e.msg;
+    error = SourceLocation{path, e.mark.line + 1, e.mark.column + 1}.str() + ": YAML syntax error: " + yaml_message(e.msg);
     return false;
   }
 }
@@ -207,7 +207,7 @@ bool load_config(const std::string& path, Config& config, std::string& error) {
     }
     return true;
   } catch (const LoadError& e) {
-    error = e.where.str() + ": " + e.message;
+    error = e.where.str() + ": " + yaml_message(e.message);
     return false;
   }
 }
@@ -244,7 +244,7 @@ bool load_baseline(const std::string& path, Baseline& baseline, std::string& err
     }
     return true;
   } catch (const LoadError& e) {
-    error = e.where.str() + ": " + e.message;
+    error = e.where.str() + ": " + yaml_message(e.message);
     return false;
   }
 }

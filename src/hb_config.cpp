@@ -86,9 +86,9 @@ bool parse_hb_config(const std::string& text, const std::string& path, HbConfig&
     }
     return true;
   } catch (const LoadError& e) {
-    error = e.where.str() + ": " + e.message;
+    error = e.where.str() + ": " + yaml_message(e.message);
   } catch (const YAML::Exception& e) {
-    error = SourceLocation{path, e.mark.line + 1, e.mark.column + 1}.str() + ": YAML syntax error: " + e.msg;
+    error = SourceLocation{path, e.mark.line + 1, e.mark.column + 1}.str() + ": YAML syntax error: " + yaml_message(e.msg);
   }
   return false;
 }

@@ -315,7 +315,8 @@ class Runner {
                         std::to_string(e.count - e.matched) + " no longer found)");
       }
     }
-    for (const auto& [pin, dims] : o_.facts.input_shapes) {
+    for (const auto& entry : o_.facts.input_shapes) {
+      const std::string& pin = entry.first;
       const bool used = std::any_of(models_.begin(), models_.end(), [&](const ModelRun& m) {
         const auto& p = m.report->facts.pinned_inputs;
         return m.report->ok && std::find(p.begin(), p.end(), pin) != p.end();

@@ -221,7 +221,7 @@ void each_entry(const YAML::Node& list, ErrorSink sink, F&& parse) {
     try {
       parse(entry);
     } catch (const LoadError& e) {
-      sink->push_back(e.where.str() + ": " + e.message);
+      sink->push_back(e.where.str() + ": " + yaml_message(e.message));
     }
   }
 }
@@ -274,7 +274,7 @@ YAML::Node parse_yaml(const RuleFile& file) {
     if (!root.IsMap()) throw LoadError{{file.path, 1, 1}, "a rule file must be a YAML mapping"};
     return root;
   } catch (const YAML::Exception& e) {
-    throw LoadError{{file.path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg};
+    throw LoadError{{file.path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + yaml_message(e.msg)};
   }
 }
 
@@ -300,7 +300,7 @@ bool describe_load_failure(std::string& error) {
   try {
     throw;
   } catch (const LoadError& e) {
-    error = e.where.str() + ": " + e.message;
+    error = e.where.str() + ": " + yaml_message(e.message);
   } catch (const YAML::Exception& e) {
     error = "rule file: " + std::string(e.what());
   } catch (const std::exception& e) {

@@ -20,6 +20,23 @@ struct LoadError {
   std::string message;
 };
 
+// yaml-cpp's messages may quote the offending bytes (a raw newline or escape
+// character): errors are one line, so control characters are spelled out.
+inline std::string yaml_message(const std::string& msg) {
+  std::string out;
+  for (unsigned char c : msg) {
+    if (c < 0x20 || c == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 class FileReader {
  public:
   explicit FileReader(std::string path) : path_(std::move(path)) {}

@@ -1,0 +1,37 @@
+// fuzz_hb_config: bytes as a Horizon compile config (hb_mapper makertbin /
+// hb_compile YAML) through parse_hb_config. Must never crash, hang or leak.
+// Invariants: a failure says why on one line, naming the file; a success
+// holds positive dims only, one listed name per pinned input, and a model
+// path resolved against the config's folder.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "bpulint/hb_config.h"
+#include "fuzz_util.h"
+
+using namespace bpulint;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const std::string path = "configs/hb_compile.yaml";
+  HbConfig config;
+  std::string error;
+  if (!parse_hb_config(text, path, config, error)) {
+    FUZZ_CHECK(!error.empty(), "parse_hb_config failed without a message");
+    FUZZ_CHECK(error.rfind(path + ":", 0) == 0, "the error does not name the file: " + error);
+    FUZZ_CHECK(error.find('\n') == std::string::npos, "multi-line error: " + error);
+    return 0;
+  }
+  FUZZ_CHECK(config.path == path, "the path changed");
+  FUZZ_CHECK(config.input_order.size() == config.input_shapes.size(), "listed inputs and pins differ");
+  for (const auto& [name, dims] : config.input_shapes) {
+    FUZZ_CHECK(!dims.empty(), "a pin without dims for '" + name + "'");
+    for (int64_t d : dims) FUZZ_CHECK(d > 0, "a dim that is not positive");
+  }
+  if (!config.model.empty() && config.model[0] != '/') {
+    FUZZ_CHECK(config.model.rfind("configs/", 0) == 0, "a relative onnx_model not resolved against the folder");
+  }
+  (void)hb_config_summary(config);
+  return 0;
+}
