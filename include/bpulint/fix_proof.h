@@ -1,0 +1,56 @@
+// Proving a ConvTranspose3d rewrite before it is applied. The proof costs what
+// the layer's weights cost, never what its activations cost:
+//
+//  1. Numerically, on small inputs: the rewrite is built again, by the same
+//     construction (build_rewrite), for two small input shapes, and run in the
+//     interpreter against the reference ConvTranspose with the layer's real
+//     weights and bias. The "weights" input (batch 2, each spatial dim just
+//     large enough that every kernel tap lands on an output) is dense random:
+//     every weight element meets two random values. The "layout" input (batch
+//     2, every spatial dim >= 2 and as many more as the kernel's overlap spans,
+//     the dims distinct from each other and from the kernel and channel counts)
+//     checks where every value goes: the D fold, the batch, H/W interleaving
+//     and overlap, the Reshape targets. It is dense random when that is cheap,
+//     otherwise one random channel per batch item and position.
+//  2. The real rewrite is that construction: node for node the same ops,
+//     attributes, wiring, weights and bias; only Reshape targets may differ.
+//  3. Structurally, at the real shape: each Reshape target is what the layout
+//     contract of the fix asks for the node's own input and output shapes
+//     (checked on the small instances too, where it was proven to compute the
+//     layer), and ONNX strict shape inference over the rewritten nodes gives
+//     the node's own output shape.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bpulint/convtranspose3d_rewrite.h"
+#include "bpulint/facts.h"
+
+namespace bpulint {
+
+struct ProofInputs {
+  std::vector<int64_t> weights;  // [2, C_in, d, h, w]: every weight element exercised
+  std::vector<int64_t> layout;   // [2, C_in, d, h, w]: every dim >= 2, distinct, overlaps included
+};
+
+// The two small input shapes for a layer, or false with the reason (a layer
+// whose pads or dilations need an absurdly large input to reach every tap).
+bool proof_inputs(const ConvTransposeParams& p, ProofInputs& out, std::string& why_not);
+
+struct ProofRecord {
+  std::vector<std::vector<int64_t>> input_shapes;  // the small inputs run: weights, then layout
+  bool sparse_layout = false;                     // the layout input had one channel per position
+  uint64_t seed = 0;
+  double max_abs_error = -1;                      // over both inputs
+};
+
+// Proves `rewrite`, which build_rewrite(fix, in, ...) made for the node `node`
+// (its facts give the real input and output shapes). `reader` reads the
+// layer's weight and bias. False with a one-line reason when any step fails.
+bool prove_rewrite(const std::string& fix, const RewriteInputs& in, const Rewrite& rewrite,
+                   const TensorBytesReader& reader, const NodeFacts& node, uint64_t seed, ProofRecord& record,
+                   std::string& error);
+
+}  // namespace bpulint

@@ -1,0 +1,473 @@
+#include "bpulint/fix_proof.h"
+
+#include <google/protobuf/util/message_differencer.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "bpulint/guarded_inference.h"
+#include "bpulint/reference_kernels.h"
+
+namespace bpulint {
+namespace {
+
+// Along one axis, a proof input longer than this is refused: only absurd pads
+// or dilations need it, and the proof must stay small.
+constexpr int64_t kMaxProofDim = 64;
+// The layout input is dense random while its convolution costs at most this
+// many multiply-accumulates; above, one channel per position carries it.
+constexpr int64_t kDenseLayoutMacs = int64_t{1} << 24;
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string out;
+  for (int64_t d : s) out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out;
+}
+
+// ConvTranspose output length along one axis for input length n; -1 on overflow or < 1.
+int64_t out_length(const ConvTransposeParams& p, size_t a, int64_t n) {
+  const size_t r = p.kernel.size();
+  int64_t t = 0, ext = 0, out = 0;
+  if (__builtin_mul_overflow(p.strides[a], n - 1, &t) || __builtin_mul_overflow(p.kernel[a] - 1, p.dilations[a], &ext) ||
+      __builtin_add_overflow(t, ext, &out) || __builtin_add_overflow(out, p.output_padding[a] + 1, &out) ||
+      __builtin_sub_overflow(out, p.pads[a], &out) || __builtin_sub_overflow(out, p.pads[a + r], &out)) {
+    return -1;
+  }
+  return out >= 1 ? out : -1;
+}
+
+// Whether every kernel tap along axis a lands on an output for some input
+// position when the input is n long: tap k of input i writes i*s + k*dil - pad.
+bool every_tap_lands(const ConvTransposeParams& p, size_t a, int64_t n) {
+  const int64_t out = out_length(p, a, n);
+  if (out < 1) return false;
+  const int64_t s = p.strides[a], dil = p.dilations[a], pad = p.pads[a];
+  for (int64_t k = 0; k < p.kernel[a]; ++k) {
+    // Need 0 <= i < n with pad - k*dil <= i*s <= pad + out - 1 - k*dil. The
+    // layer's own output size was computed without overflow, which bounds
+    // k*dil and pad + out; i*s is checked.
+    const int64_t lo = pad - k * dil, hi = pad + out - 1 - k * dil;
+    const int64_t i = lo <= 0 ? 0 : lo / s + (lo % s != 0);
+    int64_t at = 0;
+    if (i >= n || __builtin_mul_overflow(i, s, &at) || at > hi) return false;
+  }
+  return true;
+}
+
+uint64_t splitmix(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// One random channel per (batch item, position), with a random value that is
+// never 0 (multiples of 2^-23 in [-1, 1), as random_tensor's).
+Tensor one_channel_per_position(const std::vector<int64_t>& shape, uint64_t seed) {
+  Tensor t{shape, {}};
+  t.data.assign(static_cast<size_t>(t.size()), 0.0f);
+  const int64_t n = shape[0], c = shape[1], plane = t.size() / (n * c);
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t q = 0; q < plane; ++q) {
+      const uint64_t z = splitmix(seed ^ splitmix(static_cast<uint64_t>(b * plane + q)));
+      const int64_t channel = static_cast<int64_t>(z % static_cast<uint64_t>(c));
+      int64_t k = static_cast<int64_t>(z >> 40) - (int64_t{1} << 23);
+      if (k == 0) k = 1;
+      t.data[static_cast<size_t>((b * c + channel) * plane + q)] = static_cast<float>(k) * (1.0f / 8388608.0f);
+    }
+  }
+  return t;
+}
+
+bool tensor_of(const onnx::TensorProto& proto, const std::string& bytes, Tensor& out, std::string& error) {
+  out.shape.assign(proto.dims().begin(), proto.dims().end());
+  out.data.resize(bytes.size() / 4);
+  if (bytes.size() % 4 != 0 || static_cast<int64_t>(out.data.size()) != out.size()) {
+    error = "initializer '" + proto.name() + "' holds " + std::to_string(bytes.size()) + " bytes for shape " +
+            shape_text(out.shape);
+    return false;
+  }
+  std::memcpy(out.data.data(), bytes.data(), bytes.size());  // raw data is little-endian, as the hosts we build for
+  return true;
+}
+
+bool same_external_reference(const onnx::TensorProto& a, const onnx::TensorProto& b) {
+  if (a.data_location() != onnx::TensorProto::EXTERNAL || b.data_location() != onnx::TensorProto::EXTERNAL ||
+      a.external_data_size() != b.external_data_size()) {
+    return false;
+  }
+  for (int i = 0; i < a.external_data_size(); ++i) {
+    if (a.external_data(i).key() != b.external_data(i).key() || a.external_data(i).value() != b.external_data(i).value())
+      return false;
+  }
+  return true;
+}
+
+std::vector<int64_t> int64_values(const onnx::TensorProto& t) {
+  std::vector<int64_t> out;
+  if (t.data_type() != onnx::TensorProto::INT64) return out;
+  if (!t.has_raw_data()) return {t.int64_data().begin(), t.int64_data().end()};
+  const std::string& raw = t.raw_data();
+  for (size_t i = 0; i + 8 <= raw.size(); i += 8) {
+    uint64_t v = 0;
+    for (int b = 7; b >= 0; --b) v = (v << 8) | static_cast<unsigned char>(raw[i + static_cast<size_t>(b)]);
+    out.push_back(static_cast<int64_t>(v));
+  }
+  return out;
+}
+
+const onnx::TensorProto* find_initializer(const Rewrite& r, const std::string& name) {
+  for (const auto& t : r.initializers) {
+    if (t.name() == name) return &t;
+  }
+  return nullptr;
+}
+
+// The Reshape targets of a rewrite, in node order.
+std::vector<std::vector<int64_t>> reshape_targets(const Rewrite& r) {
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& n : r.nodes) {
+    if (n.op_type() != "Reshape" || n.input_size() != 2) continue;
+    const onnx::TensorProto* t = find_initializer(r, n.input(1));
+    out.push_back(t != nullptr ? int64_values(*t) : std::vector<int64_t>{});
+  }
+  return out;
+}
+
+// The layout contract of each fix: the Reshape targets its rewrite must hold,
+// stated from the node's input [N, C, D, H, W] and output [N, Co, Do, Ho, Wo]
+// shapes (the batch stays -1).
+std::vector<std::vector<int64_t>> layout_contract(const std::string& fix, const ConvTransposeParams& p,
+                                                  const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  const int64_t c = in[1], d = in[2], h = in[3], w = in[4];
+  const int64_t co = out[1], dout = out[2], ho = out[3], wo = out[4];
+  if (fix == fix_id::kConvTranspose2d) {
+    return {{-1, c, h, w}, {-1, d, co, p.kernel[0], ho, wo}, {-1, co, dout, ho, wo}};
+  }
+  return {{-1, co, p.kernel[0], p.kernel[1], p.kernel[2], d, h, w}, {-1, co, dout, ho, wo}};
+}
+
+bool check_contract(const std::string& fix, const ConvTransposeParams& p, const Rewrite& r,
+                    const std::vector<int64_t>& in, const std::vector<int64_t>& out, const std::string& where,
+                    std::string& error) {
+  const auto targets = reshape_targets(r), contract = layout_contract(fix, p, in, out);
+  if (targets == contract) return true;
+  error = "the Reshape targets do not match the layout of input " + shape_text(in) + " and output " +
+          shape_text(out) + where;
+  for (size_t i = 0; i < std::min(targets.size(), contract.size()); ++i) {
+    if (targets[i] != contract[i]) {
+      error += " (target " + shape_text(targets[i]) + ", expected " + shape_text(contract[i]) + ")";
+      break;
+    }
+  }
+  return false;
+}
+
+// Both rewrites come from build_rewrite for the same layer: the real one must
+// be the proven one with other Reshape targets and other names. Names are
+// compared by role: the node's input, the output of node k, or an initializer
+// (compared by content, except Reshape targets).
+bool same_construction(const Rewrite& proven, const Rewrite& real, const std::string& x, const std::string& y,
+                       std::string& error) {
+  if (proven.nodes.size() != real.nodes.size() || proven.initializers.size() != real.initializers.size()) {
+    error = "the real rewrite differs from the proven one in its node or initializer count";
+    return false;
+  }
+  auto producers = [](const Rewrite& r) {
+    std::map<std::string, size_t> out;
+    for (size_t i = 0; i < r.nodes.size(); ++i) {
+      for (const auto& o : r.nodes[i].output()) out[o] = i;
+    }
+    return out;
+  };
+  const auto made_p = producers(proven), made_r = producers(real);
+  google::protobuf::util::MessageDifferencer same_tensor;  // contents, not names
+  same_tensor.IgnoreField(onnx::TensorProto::descriptor()->FindFieldByName("name"));
+  for (size_t i = 0; i < real.nodes.size(); ++i) {
+    const onnx::NodeProto &a = proven.nodes[i], &b = real.nodes[i];
+    const std::string what = "node " + std::to_string(i) + " (" + b.op_type() + ")";
+    bool same = a.op_type() == b.op_type() && a.domain() == b.domain() && a.input_size() == b.input_size() &&
+                a.output_size() == b.output_size() && a.attribute_size() == b.attribute_size();
+    for (int k = 0; same && k < a.attribute_size(); ++k) {
+      same = a.attribute(k).SerializeAsString() == b.attribute(k).SerializeAsString();
+    }
+    for (int k = 0; same && k < a.input_size(); ++k) {
+      const std::string &na = a.input(k), &nb = b.input(k);
+      if (na == x || nb == x) {
+        same = na == x && nb == x;
+      } else if (made_p.count(na) != 0 || made_r.count(nb) != 0) {
+        same = made_p.count(na) != 0 && made_r.count(nb) != 0 && made_p.at(na) == made_r.at(nb);
+      } else {
+        const onnx::TensorProto *ta = find_initializer(proven, na), *tb = find_initializer(real, nb);
+        same = ta != nullptr && tb != nullptr;
+        if (same && !(a.op_type() == "Reshape" && k == 1)) same = same_tensor.Compare(*ta, *tb);
+      }
+    }
+    const bool last = i + 1 == real.nodes.size();
+    same = same && a.output_size() == 1 && (a.output(0) == y) == last && (b.output(0) == y) == last;
+    if (!same) {
+      error = "the real rewrite differs from the proven one at " + what;
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<int64_t> static_dims(const onnx::TypeProto* type, bool& ok) {
+  std::vector<int64_t> dims;
+  ok = type != nullptr && type->has_tensor_type() && type->tensor_type().has_shape();
+  if (!ok) return dims;
+  for (const auto& d : type->tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  return dims;
+}
+
+// ONNX strict shape inference over the rewritten nodes alone (weights as
+// dims and type): the output's shape, or false with ONNX's reason.
+bool infer_rewrite_output(const Rewrite& r, const NodeFacts& node, std::vector<int64_t>& out, std::string& error) {
+  onnx::ModelProto mini;
+  mini.set_ir_version(8);
+  auto* opset = mini.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(std::max<int64_t>(node.opset, 13));
+  auto* g = mini.mutable_graph();
+  g->set_name("rewrite");
+  auto* x = g->add_input();
+  x->set_name(r.nodes.front().input(0));
+  *x->mutable_type() = *node.inputs[0].type;
+  for (const auto& t : r.initializers) {
+    auto* copy = g->add_initializer();
+    copy->set_name(t.name());
+    copy->set_data_type(t.data_type());
+    *copy->mutable_dims() = t.dims();
+    if (t.data_type() == onnx::TensorProto::INT64) *copy = t;  // Reshape targets: inference reads them
+  }
+  for (const auto& n : r.nodes) *g->add_node() = n;
+  const std::string& y = r.nodes.back().output(0);
+  try {
+    onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/false);
+    onnx::shape_inference::InferShapes(mini, &guarded_schema_registry(), strict);
+  } catch (const std::exception& e) {
+    error = e.what();
+    if (auto nl = error.find('\n'); nl != std::string::npos) error.resize(nl);
+    return false;
+  }
+  for (const auto& vi : mini.graph().value_info()) {
+    if (vi.name() != y) continue;
+    bool ok = false;
+    out = static_dims(&vi.type(), ok);
+    if (ok) return true;
+  }
+  error = "shape inference gives no shape for the rewrite's output";
+  return false;
+}
+
+// Reads the layer's weight and bias once; the rewrites' copies of them (the
+// same external reference) are served from here too.
+class WeightCache {
+ public:
+  WeightCache(const RewriteInputs& in, const TensorBytesReader& reader) : in_(in), reader_(reader) {}
+  // The bytes of t, or nullptr with the error.
+  const std::string* bytes(const onnx::TensorProto& t, std::string& error) {
+    for (auto& [proto, data] : {std::make_pair(in_.weight, &weight_), std::make_pair(in_.bias, &bias_)}) {
+      if (proto == nullptr || !(&t == proto || same_external_reference(t, *proto))) continue;
+      if (data->empty() && !reader_(*proto, *data, error)) return nullptr;
+      return data;
+    }
+    return reader_(t, other_, error) ? &other_ : nullptr;
+  }
+  bool read(const onnx::TensorProto& t, std::string& out, std::string& error) {
+    const std::string* b = bytes(t, error);
+    if (b != nullptr) out = *b;
+    return b != nullptr;
+  }
+
+ private:
+  const RewriteInputs& in_;
+  const TensorBytesReader& reader_;
+  std::string weight_, bias_, other_;
+};
+
+struct SmallRun {
+  Rewrite rewrite;
+  double diff = 0;
+};
+
+// Builds the rewrite for input x's shape and compares it with the reference
+// ConvTranspose on x.
+bool run_small(const std::string& fix, const RewriteInputs& in, const Tensor& x, const Tensor& weight,
+               const Tensor* bias, WeightCache& cache, SmallRun& run, std::string& error) {
+  RewriteInputs small = in;
+  small.params.input_shape = x.shape;
+  NameAllocator names;  // fresh: this rewrite is never spliced in
+  for (const auto& n : {in.node->input(0), in.node->output(0), in.weight->name()}) names.reserve(n);
+  if (in.bias != nullptr) names.reserve(in.bias->name());
+  const TensorBytesReader reader = [&](const onnx::TensorProto& t, std::string& bytes, std::string& e) {
+    return cache.read(t, bytes, e);
+  };
+  if (!build_rewrite(fix, small, names, &reader, run.rewrite, error)) return false;
+
+  const ConvTransposeParams& p = in.params;
+  ConvAttrs attrs;
+  attrs.strides = p.strides;
+  attrs.pads = p.pads;
+  attrs.dilations = p.dilations;
+  attrs.output_padding = p.output_padding;
+  attrs.group = p.group;
+  Tensor expected;
+  if (!conv_transpose(x, weight, bias, attrs, expected, error)) return false;
+  if (!check_contract(fix, p, run.rewrite, x.shape, expected.shape, " on the proof input " + shape_text(x.shape), error))
+    return false;
+
+  // Float initializers go to the interpreter as values (external ones from the
+  // bytes already read); it reads only the Reshape targets from the protos.
+  std::map<std::string, const onnx::TensorProto*> initializers;
+  std::map<std::string, Tensor> values;
+  for (const auto& t : run.rewrite.initializers) {
+    if (t.data_type() != onnx::TensorProto::FLOAT) {
+      initializers[t.name()] = &t;
+      continue;
+    }
+    Tensor& v = values[t.name()];
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      const std::string* bytes = cache.bytes(t, error);
+      if (bytes == nullptr || !tensor_of(t, *bytes, v, error)) return false;
+    } else if (!tensor_from_proto(t, v, error)) {
+      return false;
+    }
+  }
+  std::vector<const onnx::NodeProto*> nodes;
+  for (const auto& n : run.rewrite.nodes) nodes.push_back(&n);
+  values[in.node->input(0)] = x;
+  if (!run_nodes(nodes, initializers, values, error)) return false;
+  auto it = values.find(in.node->output(0));
+  if (it == values.end()) {
+    error = "the rewrite does not produce '" + in.node->output(0) + "'";
+    return false;
+  }
+  run.diff = max_abs_diff(expected, it->second);
+  float scale = 1.0f;
+  for (float v : expected.data) scale = std::max(scale, std::fabs(v));
+  // The rewrites are exact up to float summation order.
+  if (!(run.diff <= 1e-5 * scale)) {
+    error = "outputs differ by " + std::to_string(run.diff) + " on the random input " + shape_text(x.shape);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool proof_inputs(const ConvTransposeParams& p, ProofInputs& out, std::string& why_not) {
+  static const char* const kAxis[3] = {"D", "H", "W"};
+  if (p.kernel.size() != 3 || p.input_shape.size() != 5) {
+    why_not = "not a 3-D ConvTranspose with a known input shape";
+    return false;
+  }
+  std::set<int64_t> avoid = {p.kernel[0], p.kernel[1], p.kernel[2], p.c_in, p.c_out};
+  out.weights = {2, p.c_in};
+  out.layout = {2, p.c_in};
+  for (size_t a = 0; a < 3; ++a) {
+    int64_t n = 1;
+    while (n <= kMaxProofDim && !every_tap_lands(p, a, n)) ++n;
+    // An output is reached by at most ceil(((K-1)*dil + 1) / s) inputs: this
+    // many more give an interior output every overlapping tap lands on.
+    const int64_t extent = (p.kernel[a] - 1) * p.dilations[a] + 1;  // bounded: the layer's output size exists
+    const int64_t span = extent / p.strides[a] + (extent % p.strides[a] != 0);
+    int64_t m = span > kMaxProofDim ? kMaxProofDim + 1 : std::max<int64_t>(2, n + span);
+    while (avoid.count(m) != 0) ++m;
+    if (n > kMaxProofDim || m > kMaxProofDim) {
+      why_not = std::string("a proof input along ") + kAxis[a] + " would need more than " +
+                std::to_string(kMaxProofDim) + " positions to reach every kernel tap";
+      return false;
+    }
+    avoid.insert(m);
+    out.weights.push_back(n);
+    out.layout.push_back(m);
+  }
+  return true;
+}
+
+namespace {
+
+bool prove(const std::string& fix, const RewriteInputs& in, const Rewrite& rewrite, const TensorBytesReader& reader,
+           const NodeFacts& node, uint64_t seed, ProofRecord& record, std::string& error) {
+  const ConvTransposeParams& p = in.params;
+  ProofInputs shapes;
+  if (!proof_inputs(p, shapes, error)) return false;
+  WeightCache cache(in, reader);
+  Tensor weight, bias;
+  const std::string* bytes = cache.bytes(*in.weight, error);
+  if (bytes == nullptr || !tensor_of(*in.weight, *bytes, weight, error)) {
+    error = "cannot read the weight: " + error;
+    return false;
+  }
+  if (p.has_bias && ((bytes = cache.bytes(*in.bias, error)) == nullptr || !tensor_of(*in.bias, *bytes, bias, error))) {
+    error = "cannot read the bias: " + error;
+    return false;
+  }
+
+  // 1. Numerically, on the two small inputs.
+  const int64_t layout_macs = (shapes.layout[2] * shapes.layout[3] * shapes.layout[4]) * 2 * weight.size();
+  record.sparse_layout = layout_macs > kDenseLayoutMacs;
+  const Tensor inputs[2] = {random_tensor(shapes.weights, seed),
+                            record.sparse_layout ? one_channel_per_position(shapes.layout, seed + 1)
+                                                 : random_tensor(shapes.layout, seed + 1)};
+  SmallRun first;
+  record.max_abs_error = 0;
+  for (const Tensor& x : inputs) {
+    SmallRun run;
+    if (!run_small(fix, in, x, weight, p.has_bias ? &bias : nullptr, cache, run, error)) return false;
+    record.input_shapes.push_back(x.shape);
+    record.max_abs_error = std::max(record.max_abs_error, run.diff);
+    if (first.rewrite.nodes.empty()) first = std::move(run);
+  }
+
+  // 2. The real rewrite is the proven construction.
+  if (!same_construction(first.rewrite, rewrite, in.node->input(0), in.node->output(0), error)) return false;
+
+  // 3. Its shapes at the real size are the node's own.
+  bool in_ok = false, out_ok = false;
+  const std::vector<int64_t> real_in = static_dims(node.inputs.empty() ? nullptr : node.inputs[0].type, in_ok);
+  const std::vector<int64_t> real_out = static_dims(node.outputs.empty() ? nullptr : node.outputs[0].type, out_ok);
+  in_ok = in_ok && real_in.size() == 5 && std::all_of(real_in.begin() + 1, real_in.end(), [](int64_t d) { return d > 0; });
+  out_ok = out_ok && real_out.size() == 5 && std::all_of(real_out.begin() + 1, real_out.end(), [](int64_t d) { return d > 0; });
+  if (!in_ok || !out_ok) {
+    error = "the node's input or output shape is not known, so the real rewrite cannot be checked";
+    return false;
+  }
+  if (!check_contract(fix, p, rewrite, real_in, real_out, "", error)) return false;
+  std::vector<int64_t> inferred;
+  if (!infer_rewrite_output(rewrite, node, inferred, error)) {
+    error = "shape inference fails on the rewrite: " + error;
+    return false;
+  }
+  const bool static_batch = real_out[0] > 0;
+  if (inferred.size() != 5 || !std::equal(real_out.begin() + 1, real_out.end(), inferred.begin() + 1) ||
+      (static_batch && inferred[0] != real_out[0])) {
+    error = "shape inference gives the rewrite output " + shape_text(inferred) + ", the node's is " +
+            shape_text(real_out);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool prove_rewrite(const std::string& fix, const RewriteInputs& in, const Rewrite& rewrite,
+                   const TensorBytesReader& reader, const NodeFacts& node, uint64_t seed, ProofRecord& record,
+                   std::string& error) {
+  record = ProofRecord{};
+  record.seed = seed;
+  try {
+    return prove(fix, in, rewrite, reader, node, seed, record, error);
+  } catch (const std::exception& e) {  // out of memory, an oversized proof input: not proven
+    error = std::string("internal error: ") + e.what();
+    return false;
+  }
+}
+
+}  // namespace bpulint
