@@ -14,12 +14,10 @@
 #include "bpulint/convtranspose3d_rewrite.h"
 #include "bpulint/model_checker.h"
 #include "bpulint/model_writer.h"
-#include "bpulint/reference_kernels.h"
+#include "bpulint/fix_proof.h"
 
 namespace bpulint {
 namespace {
-
-constexpr int kTrials = 2;
 
 // Where a node of the facts lives in the mutable copy of the model.
 struct NodeSlot {
@@ -77,86 +75,6 @@ void collect_uses(const onnx::GraphProto& g, std::map<std::string, int>& uses) {
       for (const auto& sub : a.graphs()) collect_uses(sub, uses);
     }
   }
-}
-
-bool tensor_of(const std::vector<int64_t>& dims, const std::string& bytes, Tensor& out) {
-  out.shape = dims;
-  out.data.resize(bytes.size() / 4);
-  if (static_cast<int64_t>(out.data.size()) != out.size()) return false;
-  std::memcpy(out.data.data(), bytes.data(), bytes.size());
-  return true;
-}
-
-std::vector<int64_t> dims_of(const onnx::TensorProto& t) { return {t.dims().begin(), t.dims().end()}; }
-
-// Runs the original ConvTranspose with the reference kernel and the rewrite
-// with the small interpreter, on the same seeded random inputs.
-bool prove(const ModelReport& report, const NodeFixPlan& plan, const RewriteInputs& in, const Rewrite& rewrite,
-           FixResult& result, std::string& error) {
-  const ConvTransposeParams& p = plan.params;
-  std::string bytes;
-  Tensor weight, bias;
-  if (!read_tensor_bytes(*report.loaded, *in.weight, bytes, error) || !tensor_of(dims_of(*in.weight), bytes, weight)) {
-    error = "cannot read the weight: " + error;
-    return false;
-  }
-  if (p.has_bias && (!read_tensor_bytes(*report.loaded, *in.bias, bytes, error) ||
-                     !tensor_of(dims_of(*in.bias), bytes, bias))) {
-    error = "cannot read the bias: " + error;
-    return false;
-  }
-  // The interpreter reads inline data only: give it materialised copies.
-  std::vector<onnx::TensorProto> materialised;
-  materialised.reserve(rewrite.initializers.size());
-  for (const auto& t : rewrite.initializers) {
-    materialised.push_back(t);
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      if (!read_tensor_bytes(*report.loaded, t, bytes, error)) return false;
-      materialised.back().clear_external_data();
-      materialised.back().clear_data_location();
-      materialised.back().set_raw_data(bytes);
-    }
-  }
-  std::map<std::string, const onnx::TensorProto*> initializers;
-  for (const auto& t : materialised) initializers[t.name()] = &t;
-  std::vector<const onnx::NodeProto*> nodes;
-  for (const auto& n : rewrite.nodes) nodes.push_back(&n);
-
-  ConvAttrs attrs;
-  attrs.strides = p.strides;
-  attrs.pads = p.pads;
-  attrs.dilations = p.dilations;
-  attrs.output_padding = p.output_padding;
-  attrs.group = p.group;
-  std::vector<int64_t> shape = p.input_shape;
-  if (shape[0] < 0) shape[0] = 2;  // a dynamic batch is proven with two items
-  result.verified_input_shape = shape;
-  result.seed = 0x5eed0000u + static_cast<uint64_t>(plan.node);
-  result.max_abs_error = 0;
-  for (int trial = 0; trial < kTrials; ++trial) {
-    const Tensor x = random_tensor(shape, result.seed + static_cast<uint64_t>(trial));
-    Tensor expected;
-    if (!conv_transpose(x, weight, p.has_bias ? &bias : nullptr, attrs, expected, error)) return false;
-    std::map<std::string, Tensor> values;
-    values[in.node->input(0)] = x;
-    if (!run_nodes(nodes, initializers, values, error)) return false;
-    auto it = values.find(in.node->output(0));
-    if (it == values.end()) {
-      error = "the rewrite does not produce '" + in.node->output(0) + "'";
-      return false;
-    }
-    const double diff = max_abs_diff(expected, it->second);
-    result.max_abs_error = std::max(result.max_abs_error, diff);
-    ++result.trials;
-    float scale = 1.0f;
-    for (float v : expected.data) scale = std::max(scale, std::fabs(v));
-    // The rewrites are exact up to float summation order.
-    if (!(diff <= 1e-5 * scale)) {
-      error = "outputs differ by " + std::to_string(diff) + " on random input " + std::to_string(trial);
-      return false;
-    }
-  }
-  return true;
 }
 
 struct Planned {
@@ -290,17 +208,24 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
     in.weight = weight.tensor;
     in.bias = bias.tensor;
     Rewrite rewrite;
+    ProofRecord proof;
     std::string error;
     if (weight.tensor == nullptr || (plan.params.has_bias && bias.tensor == nullptr)) {
       result.reason = "the weight and bias must be initializers (not computed or graph inputs)";
     } else if (!build_rewrite(option->id, in, names, &reader, rewrite, error)) {
       result.reason = "cannot build the rewrite: " + error;
-    } else if (!prove(report, plan, in, rewrite, result, error)) {
+    } else if (!prove_rewrite(option->id, in, rewrite, reader, facts, 0x5eed0000u + static_cast<uint64_t>(plan.node),
+                              proof, error)) {
       result.reason = "not proven, so not applied: " + error;
     } else {
       result.applied = true;
       planned.push_back({slot, std::move(rewrite), {weight, bias}});
     }
+    result.trials = static_cast<int>(proof.input_shapes.size());
+    result.seed = proof.seed;
+    result.max_abs_error = proof.max_abs_error;
+    result.proof_input_shapes = std::move(proof.input_shapes);
+    result.input_shape = plan.params.input_shape;
     run.results.push_back(std::move(result));
   }
   if (planned.empty()) return run;

@@ -144,8 +144,18 @@ void write_fixed_model(JsonWriter& w, const ModelReport& r, const FixRun& run, c
     w.key("max_abs_error");
     if (res.max_abs_error < 0 || !std::isfinite(res.max_abs_error)) w.null();
     else w.value(res.max_abs_error);
-    w.key("input_shape").begin_array();
-    for (int64_t d : res.verified_input_shape) w.value(static_cast<long long>(d));
+    w.key("proof_input_shapes").begin_array();
+    for (const auto& shape : res.proof_input_shapes) {
+      w.begin_array();
+      for (int64_t d : shape) w.value(static_cast<long long>(d));
+      w.end_array();
+    }
+    w.end_array();
+    w.key("input_shape").begin_array();  // the real input; null for a dynamic dim
+    for (int64_t d : res.input_shape) {
+      if (d < 0) w.null();
+      else w.value(static_cast<long long>(d));
+    }
     w.end_array();
     w.end_object();
   }

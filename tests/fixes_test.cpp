@@ -4,8 +4,10 @@
 
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "bpulint/fix_apply.h"
+#include "bpulint/fix_proof.h"
 #include "bpulint/fixes.h"
 #include "test_util.h"
 
@@ -20,6 +22,7 @@ struct Layer {
   std::vector<int64_t> output_padding = {0, 0, 0}, dilations = {1, 1, 1};
   bool bias = true;
   std::string name = "ct";
+  std::vector<int64_t> spatial = {2, 3, 3};  // input D, H, W
 };
 
 onnx::TensorProto random_weights(const std::string& name, const std::vector<int64_t>& dims, unsigned seed) {
@@ -60,7 +63,8 @@ onnx::ModelProto layer_model(const Layer& l, const std::string& batch = "1") {
   auto* shape = tt->mutable_shape();
   if (batch == "N") shape->add_dim()->set_dim_param("N");
   else shape->add_dim()->set_dim_value(std::stoll(batch));
-  for (int64_t d : {l.c_in, int64_t{2}, int64_t{3}, int64_t{3}}) shape->add_dim()->set_dim_value(d);
+  shape->add_dim()->set_dim_value(l.c_in);
+  for (int64_t d : l.spatial) shape->add_dim()->set_dim_value(d);
   *g->add_initializer() = random_weights("W", {l.c_in, l.c_out / l.group, l.kernel[0], l.kernel[1], l.kernel[2]}, 1);
   auto* n = g->add_node();
   n->set_op_type("ConvTranspose");
@@ -93,10 +97,9 @@ onnx::ModelProto layer_model(const Layer& l, const std::string& batch = "1") {
   if (batch == "N") zs->add_dim()->set_dim_param("N");
   else zs->add_dim()->set_dim_value(std::stoll(batch));
   zs->add_dim()->set_dim_value(l.c_out);
-  const int64_t in[3] = {2, 3, 3};
-  for (int a = 0; a < 3; ++a) {
-    zs->add_dim()->set_dim_value(l.strides[a] * (in[a] - 1) + l.output_padding[a] + (l.kernel[a] - 1) * l.dilations[a] +
-                                 1 - l.pads[a] - l.pads[a + 3]);
+  for (size_t a = 0; a < 3; ++a) {
+    zs->add_dim()->set_dim_value(l.strides[a] * (l.spatial[a] - 1) + l.output_padding[a] +
+                                 (l.kernel[a] - 1) * l.dilations[a] + 1 - l.pads[a] - l.pads[a + 3]);
   }
   return m;
 }
@@ -188,7 +191,10 @@ TEST_CASE("applying: exact, written atomically beside the input, input untouched
         REQUIRE(run.results.size() == 1);
         CHECK(run.results[0].applied);
         CHECK(run.results[0].max_abs_error <= 1e-5);
-        CHECK(run.results[0].verified_input_shape[0] == 2);  // dynamic batch proven with 2 items
+        // Proven on two small inputs with a batch of 2; the real one (dynamic batch) checked by shape.
+        REQUIRE(run.results[0].proof_input_shapes.size() == 2);
+        for (const auto& shape : run.results[0].proof_input_shapes) CHECK(shape[0] == 2);
+        CHECK(run.results[0].input_shape == std::vector<int64_t>{-1, 8, 2, 3, 3});
         CHECK(read_file(path) == before);
         const ModelReport fixed = lint_model(out, platform("j6p"), {});
         REQUIRE(fixed.ok);
@@ -311,4 +317,248 @@ TEST_CASE("--external-data writes the fixed weights beside the model, and ONNX r
   // Lint and fix again from the external-data model: weights are read through the reference.
   const CommandResult again = run_bpu_lint({out, "--fix", "--fix-strategy", "conv3d-1x1x1", "--fixed-model", dir.path("again.onnx")});
   CHECK(again.out.find("nothing to fix") != std::string::npos);
+}
+
+// --- The proof (fix_proof.h): small inputs, the same construction, shapes at the real size ---
+
+namespace {
+
+int64_t ct_out_length(const ConvTransposeParams& p, size_t a, int64_t n) {
+  return p.strides[a] * (n - 1) + p.output_padding[a] + (p.kernel[a] - 1) * p.dilations[a] + 1 - p.pads[a] - p.pads[a + 3];
+}
+
+// Brute force: does every kernel tap along axis a write some output for an input n long?
+bool all_taps_land(const ConvTransposeParams& p, size_t a, int64_t n) {
+  const int64_t out = ct_out_length(p, a, n);
+  for (int64_t k = 0; k < p.kernel[a]; ++k) {
+    bool lands = false;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t o = i * p.strides[a] + k * p.dilations[a] - p.pads[a];
+      lands = lands || (o >= 0 && o < out);
+    }
+    if (!lands) return false;
+  }
+  return out >= 1;
+}
+
+ConvTransposeParams params_of(const Layer& l) {
+  ConvTransposeParams p;
+  p.c_in = l.c_in;
+  p.c_out = l.c_out;
+  p.group = l.group;
+  p.kernel = l.kernel;
+  p.strides = l.strides;
+  p.pads = l.pads;
+  p.output_padding = l.output_padding;
+  p.dilations = l.dilations;
+  p.has_bias = l.bias;
+  p.input_shape = {1, l.c_in, l.spatial[0], l.spatial[1], l.spatial[2]};
+  return p;
+}
+
+// A linted one-layer model and the rewrite apply_fixes would build for it.
+struct Proving {
+  std::string fix;
+  TempDir dir;
+  ModelReport report;
+  const NodeFacts* node = nullptr;
+  RewriteInputs in;
+  TensorBytesReader reader;
+
+  Proving(const Layer& l, const std::string& fix_id) : fix(fix_id) {
+    report = lint_model(save_model(dir, "m.onnx", layer_model(l)), platform("j6p"), {});
+    REQUIRE(report.ok);
+    REQUIRE(report.fix_plans.size() == 1);
+    const NodeFixPlan& plan = report.fix_plans[0];
+    node = &report.facts.nodes[static_cast<size_t>(plan.node)];
+    in.node = node->proto;
+    in.label = node->display_name;
+    in.params = plan.params;
+    for (const auto& t : report.loaded->model->graph().initializer()) {
+      if (t.name() == "W") in.weight = &t;
+      if (t.name() == "B") in.bias = &t;
+    }
+    reader = [this](const onnx::TensorProto& t, std::string& bytes, std::string& e) {
+      return read_tensor_bytes(*report.loaded, t, bytes, e);
+    };
+    NameAllocator names = NameAllocator::for_model(*report.loaded->model);
+    std::string error;
+    REQUIRE(build_rewrite(fix, in, names, &reader, rewrite, error));
+  }
+  bool prove(const Rewrite& r, std::string& error, ProofRecord* out = nullptr) const {
+    ProofRecord record;
+    const bool ok = prove_rewrite(fix, in, r, reader, *node, 11, record, error);
+    if (out != nullptr) *out = record;
+    return ok;
+  }
+  Rewrite rewrite;
+};
+
+onnx::TensorProto& initializer_of(Rewrite& r, const std::string& name) {
+  for (auto& t : r.initializers) {
+    if (t.name() == name) return t;
+  }
+  FAIL("no initializer " << name);
+  return r.initializers.front();
+}
+
+void set_int64s(onnx::TensorProto& t, const std::vector<int64_t>& v) {
+  std::string raw(v.size() * 8, '\0');
+  for (size_t i = 0; i < v.size(); ++i) {
+    for (size_t b = 0; b < 8; ++b) raw[i * 8 + b] = static_cast<char>((static_cast<uint64_t>(v[i]) >> (8 * b)) & 0xff);
+  }
+  t.set_raw_data(raw);
+}
+
+}  // namespace
+
+TEST_CASE("proof inputs: every tap lands, the layout input is >= 2, spans the overlap, distinct, small") {
+  std::vector<Layer> layers(5);
+  layers[1].kernel = {2, 4, 4};  // H/W overlap: stride 2, pads 1
+  layers[1].pads = {0, 1, 1, 0, 1, 1};
+  layers[2].kernel = {3, 3, 5};
+  layers[2].strides = {3, 1, 2};
+  layers[2].pads = {0, 2, 3, 0, 0, 1};
+  layers[2].output_padding = {0, 0, 1};
+  layers[2].dilations = {1, 2, 3};
+  layers[3].kernel = {5, 1, 1};  // the case study's first layer
+  layers[3].strides = {5, 1, 1};
+  layers[3].c_in = 3;
+  layers[4].kernel = {2, 7, 2};
+  layers[4].strides = {2, 1, 2};
+  layers[4].pads = {0, 6, 0, 0, 6, 0};  // pads as large as the kernel: only interior inputs reach every tap
+  layers[4].spatial = {40, 400, 400};
+  for (const Layer& l : layers) {
+    const ConvTransposeParams p = params_of(l);
+    ProofInputs in;
+    std::string why;
+    REQUIRE(proof_inputs(p, in, why));
+    INFO("kernel " << l.kernel[0] << "x" << l.kernel[1] << "x" << l.kernel[2]);
+    CHECK(in.weights[0] == 2);
+    CHECK(in.layout[0] == 2);
+    CHECK(in.weights[1] == l.c_in);
+    std::set<int64_t> seen;
+    for (size_t a = 0; a < 3; ++a) {
+      const int64_t n = in.weights[a + 2], m = in.layout[a + 2];
+      CHECK(all_taps_land(p, a, n));
+      if (n > 1) CHECK_FALSE(all_taps_land(p, a, n - 1));  // just large enough
+      const int64_t extent = (l.kernel[a] - 1) * l.dilations[a] + 1;
+      CHECK(m >= std::max<int64_t>(2, n + (extent + l.strides[a] - 1) / l.strides[a]));
+      CHECK(all_taps_land(p, a, m));
+      CHECK(seen.insert(m).second);  // distinct from each other
+      for (int64_t k : l.kernel) CHECK(m != k);
+      CHECK(m != l.c_in);
+      CHECK(m != l.c_out);
+      CHECK(m <= 16);
+    }
+  }
+  Layer absurd;
+  absurd.kernel = {2, 3, 3};
+  absurd.pads = {0, 500, 0, 0, 500, 0};
+  absurd.spatial = {2, 2000, 3};
+  ProofInputs in;
+  std::string why;
+  CHECK_FALSE(proof_inputs(params_of(absurd), in, why));
+  CHECK(why.find("along H would need more than 64 positions") != std::string::npos);
+}
+
+TEST_CASE("the proof passes exact rewrites and refuses a real rewrite that is not the proven construction") {
+  for (const std::string fix : {"convtranspose2d", "conv3d-1x1x1"}) {
+    Layer l;
+    l.c_in = 6;
+    l.group = 2;
+    l.spatial = {2, 5, 7};  // H != W, so a swapped pair of targets shows
+    if (fix == "convtranspose2d") {
+      l.kernel = {2, 3, 3};
+      l.pads = {0, 1, 1, 0, 1, 1};
+    }
+    Proving proving(l, fix);
+    INFO(fix);
+    std::string error;
+    ProofRecord record;
+    REQUIRE(proving.prove(proving.rewrite, error, &record));
+    CHECK(record.max_abs_error <= 1e-6);
+    REQUIRE(record.input_shapes.size() == 2);
+    CHECK(record.input_shapes[0][0] == 2);
+    CHECK_FALSE(record.sparse_layout);
+
+    // The last Reshape's target with H and W swapped: the same element count, another layout.
+    Rewrite swapped = proving.rewrite;
+    onnx::TensorProto& target = initializer_of(swapped, swapped.nodes.back().input(1));
+    std::vector<int64_t> dims = {-1, 4, 4, fix == "convtranspose2d" ? 7 : 14, fix == "convtranspose2d" ? 5 : 10};
+    set_int64s(target, dims);
+    CHECK_FALSE(proving.prove(swapped, error));
+    CHECK(error.find("Reshape targets do not match the layout") != std::string::npos);
+
+    // A weight value changed: no longer the construction that was proven.
+    Rewrite reweighted = proving.rewrite;
+    onnx::TensorProto& bias = initializer_of(reweighted, reweighted.nodes[fix == "convtranspose2d" ? 2 : 0].input(2));
+    std::string raw = bias.raw_data();
+    raw[1] = static_cast<char>(raw[1] ^ 0x40);
+    bias.set_raw_data(raw);
+    CHECK_FALSE(proving.prove(reweighted, error));
+    CHECK(error.find("differs from the proven one") != std::string::npos);
+
+    // An attribute changed.
+    Rewrite regrouped = proving.rewrite;
+    for (auto& n : regrouped.nodes) {
+      for (auto& a : *n.mutable_attribute()) {
+        if (a.name() == "group") a.set_i(1);
+      }
+    }
+    CHECK_FALSE(proving.prove(regrouped, error));
+    CHECK(error.find("differs from the proven one") != std::string::npos);
+  }
+}
+
+TEST_CASE("the proof checks the real rewrite against the node's own output shape") {
+  Layer l;
+  Proving proving(l, "convtranspose2d");
+  // The node's facts claim another output shape (as a model whose inference disagrees would).
+  NodeFacts node = *proving.node;
+  onnx::TypeProto other = *node.outputs[0].type;
+  other.mutable_tensor_type()->mutable_shape()->mutable_dim(4)->set_dim_value(7);
+  node.outputs[0].type = &other;
+  ProofRecord record;
+  std::string error;
+  CHECK_FALSE(prove_rewrite("convtranspose2d", proving.in, proving.rewrite, proving.reader, node, 1, record, error));
+  CHECK(error.find("Reshape targets do not match the layout of input 1x8x2x3x3 and output 1x4x4x6x7") !=
+        std::string::npos);
+}
+
+TEST_CASE("a wide layer's layout input carries one random channel per position") {
+  Layer l;
+  l.c_in = 256;
+  l.c_out = 256;
+  Proving proving(l, "convtranspose2d");
+  std::string error;
+  ProofRecord record;
+  REQUIRE(proving.prove(proving.rewrite, error, &record));
+  CHECK(record.sparse_layout);
+  CHECK(record.max_abs_error == 0);
+  CHECK(record.input_shapes[0] == std::vector<int64_t>{2, 256, 1, 1, 1});
+}
+
+TEST_CASE("a layer far above the old 4 G-MAC proof limit is fixed: the proof is small, the shapes real") {
+  Layer l;
+  l.c_in = 16;
+  l.c_out = 8;
+  l.spatial = {64, 512, 512};  // 16 x 64x512x512 inputs x 8 outputs x 8 taps = 17.2 G MACs
+  TempDir dir;
+  const ModelReport r = lint_proto(dir, layer_model(l));
+  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("big.fixed.onnx"));
+  INFO(run.error);
+  REQUIRE(run.written);
+  REQUIRE(run.results.size() == 1);
+  INFO(run.results[0].reason);
+  CHECK(run.results[0].applied);
+  CHECK(run.results[0].max_abs_error == 0);
+  CHECK(run.results[0].input_shape == std::vector<int64_t>{1, 16, 64, 512, 512});
+  for (const auto& shape : run.results[0].proof_input_shapes) {
+    CHECK(shape.size() == 5);
+    CHECK(shape[0] * shape[2] * shape[3] * shape[4] <= 2 * 8 * 8 * 8);
+  }
+  const ModelReport fixed = lint_model(dir.path("big.fixed.onnx"), platform("j6p"), {});
+  REQUIRE(fixed.ok);
+  CHECK(fixed.summary.cpu == 0);
 }
