@@ -247,14 +247,21 @@ int64_t landing(const ConvGeometry& g, size_t d, int64_t i, int64_t k) {
   return o >= 0 && o < g.out_spatial[d] ? o : -1;
 }
 
-// z[j] += a * w[j]: the kernels' inner loop. Fixed-size chunks let the
-// compiler vectorise it at -O2 without a runtime trip count.
+// z[j] += a * w[j]: the kernels' inner loop (CMakeLists.txt lets GCC
+// vectorise this file's loops; element-wise, so the results do not change).
 void axpy(double* z, double a, const float* w, int64_t n) {
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    for (int u = 0; u < 8; ++u) z[j + u] += a * static_cast<double>(w[j + u]);
+  for (int64_t j = 0; j < n; ++j) z[j] += a * static_cast<double>(w[j]);
+}
+
+// Whether every value is finite, in one branch-free pass.
+bool all_finite(const float* v, int64_t n) {
+  uint32_t special = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, v + i, sizeof bits);
+    special |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);  // exponent all ones: inf or NaN
   }
-  for (; j < n; ++j) z[j] += a * static_cast<double>(w[j]);
+  return special == 0;
 }
 
 // Computes one validated conv. Per batch item and group it is a matrix
@@ -267,7 +274,7 @@ void axpy(double* z, double a, const float* w, int64_t n) {
 // costs its multiply-accumulates, not a loop per (channel, channel, tap).
 // Everything accumulates in double (float*float products are exact there) in
 // an order that does not depend on the block sizes, and is rounded to float
-// once; products with a zero input are skipped only when the weight row is
+// once; products with a zero input are skipped only when the weights are
 // finite (0 * inf must stay NaN).
 void run_conv(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y) {
   const size_t r = g.kernel.size();
@@ -294,7 +301,13 @@ void run_conv(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Ten
   std::vector<int64_t> q_coord(r), q_land(static_cast<size_t>(q_block * kc));
   // Conv's weight is [C_out][C_in/g][K]: a group's rows per input channel need a transposed copy.
   std::vector<float> conv_rows(g.transposed ? 0 : static_cast<size_t>(g.cin_g * row));
-  std::vector<signed char> finite(static_cast<size_t>(g.cin_g));  // -1: not looked at yet
+  // A zero input contributes nothing, unless a weight is inf or NaN (0 * inf
+  // is NaN): zeros are skipped only for finite weights, looked at once a zero shows up.
+  int skip_zeros = -1;
+  auto skippable = [&] {
+    if (skip_zeros < 0) skip_zeros = all_finite(w.data.data(), static_cast<int64_t>(w.data.size()));
+    return skip_zeros == 1;
+  };
 
   for (int64_t grp = 0; grp < g.group; ++grp) {
     const float* rows = w.data.data() + grp * g.cin_g * row;
@@ -307,13 +320,6 @@ void run_conv(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Ten
       }
       rows = conv_rows.data();
     }
-    std::fill(finite.begin(), finite.end(), -1);
-    // A zero input is skipped only when its weight row is finite (0 * inf is NaN).
-    auto skippable = [&](int64_t ci) {
-      signed char& f = finite[static_cast<size_t>(ci)];
-      if (f < 0) f = std::all_of(rows + ci * row, rows + (ci + 1) * row, [](float v) { return std::isfinite(v); });
-      return f == 1;
-    };
     for (int64_t n = 0; n < g.batch; ++n) {
       const float* x_group = x.data.data() + (n * c_in + grp * g.cin_g) * g.in_plane;
       for (int64_t co0 = 0; co0 < g.cout_g; co0 += co_block) {
@@ -330,7 +336,7 @@ void run_conv(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Ten
             const float* x_row = x_group + ci * g.in_plane + q0;
             for (int64_t q = 0; q < qs; ++q) {
               const double xv = x_row[q];
-              if (xv == 0.0 && skippable(ci)) continue;
+              if (xv == 0.0 && skippable()) continue;
               axpy(z.data() + q * zrow, xv, w_row, zrow);
             }
           }

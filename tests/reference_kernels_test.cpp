@@ -564,6 +564,24 @@ TEST_CASE("conv and conv_transpose on planes larger than one block match a direc
   CHECK(worst <= 1e-6f);
 }
 
+TEST_CASE("zero inputs still meet inf and NaN weights: 0 * inf is NaN") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = make({1, 2, 2}, {0, 1, 0, 0});  // zeros everywhere but one input
+  for (const float bad : {inf, std::nanf("")}) {
+    const Tensor w = make({2, 1, 1}, {1, bad});  // ConvTranspose [C_in, C_out, K]; channel 1 reads only zeros
+    const Tensor y = run_ct(x, w, {});
+    REQUIRE(y.data.size() == 2);
+    CHECK(std::isnan(y.data[0]));  // 0 * 1 + 0 * bad
+    CHECK(std::isnan(y.data[1]));  // 1 * 1 + 0 * bad
+    const Tensor yc = run_conv(x, make({1, 2, 1}, {1, bad}), {});
+    CHECK(std::isnan(yc.data[0]));
+    CHECK(std::isnan(yc.data[1]));
+  }
+  // Finite weights: the zeros are skipped and change nothing.
+  const Tensor y = run_ct(x, make({2, 1, 1}, {2, 3}), {});
+  CHECK(y.data == std::vector<float>{0, 2});
+}
+
 TEST_CASE("conv kernels may write into one of their inputs") {
   Tensor x = iota({1, 1, 3, 3});
   std::string error;
