@@ -10,6 +10,9 @@
 #include <unordered_map>
 #include <map>
 #include <set>
+#include <atomic>
+#include <system_error>
+#include <thread>
 
 #include "bpulint/convtranspose3d_rewrite.h"
 #include "bpulint/model_checker.h"
@@ -75,6 +78,48 @@ void collect_uses(const onnx::GraphProto& g, std::map<std::string, int>& uses) {
       for (const auto& sub : a.graphs()) collect_uses(sub, uses);
     }
   }
+}
+
+// A rewrite built for one node, waiting for its proof.
+struct Candidate {
+  size_t result = 0;  // index into FixRun::results
+  NodeSlot slot;
+  const NodeFacts* facts = nullptr;
+  RewriteInputs in;
+  FoundInitializer weight, bias;
+  Rewrite rewrite;
+};
+
+// Proves every candidate and records the outcome in its result. Proofs are
+// independent and read only shared, unchanging data (the model copy, the
+// facts, the source file), so they run on up to 4 threads.
+void prove_all(const std::vector<Candidate>& candidates, std::vector<FixResult>& results,
+               const TensorBytesReader& reader) {
+  auto prove_one = [&](const Candidate& c) {
+    FixResult& result = results[c.result];
+    ProofRecord proof;
+    std::string error;
+    result.applied = prove_rewrite(result.fix_id, c.in, c.rewrite, reader, *c.facts,
+                                   0x5eed0000u + static_cast<uint64_t>(result.node), proof, error);
+    if (!result.applied) result.reason = "not proven, so not applied: " + error;
+    result.trials = static_cast<int>(proof.input_shapes.size());
+    result.seed = proof.seed;
+    result.max_abs_error = proof.max_abs_error;
+    result.proof_input_shapes = std::move(proof.input_shapes);
+  };
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < candidates.size(); i = next++) prove_one(candidates[i]);
+  };
+  const size_t threads = std::min<size_t>({candidates.size(), std::max(1u, std::thread::hardware_concurrency()), 4});
+  std::vector<std::thread> workers;
+  try {
+    for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // no more threads: the ones started and this one finish the work
+  }
+  work();
+  for (auto& w : workers) w.join();
 }
 
 struct Planned {
@@ -185,7 +230,9 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
     return read_tensor_bytes(*report.loaded, t, bytes, error);
   };
 
-  std::vector<Planned> planned;
+  // Rewrites are built in node order (names are handed out in that order),
+  // proven side by side, then spliced in node order.
+  std::vector<Candidate> candidates;
   for (const auto& plan : plans) {
     FixResult result;
     result.node = plan.node;
@@ -197,36 +244,34 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
       continue;
     }
     result.fix_id = option->id;
+    result.input_shape = plan.params.input_shape;
     const NodeSlot& slot = slots[static_cast<size_t>(plan.node)];
     const onnx::NodeProto& node = slot.graph->node(slot.index);
-    RewriteInputs in;
-    in.node = &node;
-    in.label = facts.display_name;
-    in.params = plan.params;
-    const FoundInitializer weight = find_initializer(slot, node.input(1));
-    const FoundInitializer bias = plan.params.has_bias ? find_initializer(slot, node.input(2)) : FoundInitializer{};
-    in.weight = weight.tensor;
-    in.bias = bias.tensor;
-    Rewrite rewrite;
-    ProofRecord proof;
+    Candidate c;
+    c.result = run.results.size();
+    c.slot = slot;
+    c.facts = &facts;
+    c.in.node = &node;
+    c.in.label = facts.display_name;
+    c.in.params = plan.params;
+    c.weight = find_initializer(slot, node.input(1));
+    c.bias = plan.params.has_bias ? find_initializer(slot, node.input(2)) : FoundInitializer{};
+    c.in.weight = c.weight.tensor;
+    c.in.bias = c.bias.tensor;
     std::string error;
-    if (weight.tensor == nullptr || (plan.params.has_bias && bias.tensor == nullptr)) {
+    if (c.weight.tensor == nullptr || (plan.params.has_bias && c.bias.tensor == nullptr)) {
       result.reason = "the weight and bias must be initializers (not computed or graph inputs)";
-    } else if (!build_rewrite(option->id, in, names, &reader, rewrite, error)) {
+    } else if (!build_rewrite(option->id, c.in, names, &reader, c.rewrite, error)) {
       result.reason = "cannot build the rewrite: " + error;
-    } else if (!prove_rewrite(option->id, in, rewrite, reader, facts, 0x5eed0000u + static_cast<uint64_t>(plan.node),
-                              proof, error)) {
-      result.reason = "not proven, so not applied: " + error;
     } else {
-      result.applied = true;
-      planned.push_back({slot, std::move(rewrite), {weight, bias}});
+      candidates.push_back(std::move(c));
     }
-    result.trials = static_cast<int>(proof.input_shapes.size());
-    result.seed = proof.seed;
-    result.max_abs_error = proof.max_abs_error;
-    result.proof_input_shapes = std::move(proof.input_shapes);
-    result.input_shape = plan.params.input_shape;
     run.results.push_back(std::move(result));
+  }
+  prove_all(candidates, run.results, reader);
+  std::vector<Planned> planned;
+  for (auto& c : candidates) {
+    if (run.results[c.result].applied) planned.push_back({c.slot, std::move(c.rewrite), {c.weight, c.bias}});
   }
   if (planned.empty()) return run;
 

@@ -140,15 +140,55 @@ std::vector<std::vector<int64_t>> reshape_targets(const Rewrite& r) {
 
 // The layout contract of each fix: the Reshape targets its rewrite must hold,
 // stated from the node's input [N, C, D, H, W] and output [N, Co, Do, Ho, Wo]
-// shapes (the batch stays -1).
+// shapes (the batch stays -1). Entries set by a spatial dim (which a proof
+// input chooses: D, H, W, Do, Ho, Wo = 0..5) say which; the rest (-1) are
+// fixed by the layer.
+struct Entry {
+  int64_t value;
+  int spatial;
+};
+std::vector<std::vector<Entry>> contract_entries(const std::string& fix, const ConvTransposeParams& p,
+                                                 const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  const Entry batch{-1, -1}, c{in[1], -1}, co{out[1], -1};
+  const Entry kd{p.kernel[0], -1}, kh{p.kernel[1], -1}, kw{p.kernel[2], -1};
+  const Entry d{in[2], 0}, h{in[3], 1}, w{in[4], 2}, dout{out[2], 3}, ho{out[3], 4}, wo{out[4], 5};
+  if (fix == fix_id::kConvTranspose2d) return {{batch, c, h, w}, {batch, d, co, kd, ho, wo}, {batch, co, dout, ho, wo}};
+  return {{batch, co, kd, kh, kw, d, h, w}, {batch, co, dout, ho, wo}};
+}
+
 std::vector<std::vector<int64_t>> layout_contract(const std::string& fix, const ConvTransposeParams& p,
                                                   const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
-  const int64_t c = in[1], d = in[2], h = in[3], w = in[4];
-  const int64_t co = out[1], dout = out[2], ho = out[3], wo = out[4];
-  if (fix == fix_id::kConvTranspose2d) {
-    return {{-1, c, h, w}, {-1, d, co, p.kernel[0], ho, wo}, {-1, co, dout, ho, wo}};
+  std::vector<std::vector<int64_t>> targets;
+  for (const auto& entries : contract_entries(fix, p, in, out)) {
+    targets.emplace_back();
+    for (const Entry& e : entries) targets.back().push_back(e.value);
   }
-  return {{-1, co, p.kernel[0], p.kernel[1], p.kernel[2], d, h, w}, {-1, co, dout, ho, wo}};
+  return targets;
+}
+
+// Whether the spatial dims have pairwise different values, each also
+// different from the fixed entries of its targets: then a construction that
+// confused one with another would misplace values, and the proof would see it.
+// (An axis whose output is as long as its input, whatever that is, has one
+// value for both.)
+bool spatial_entries_distinct(const ConvTransposeParams& p, const std::vector<std::vector<Entry>>& targets) {
+  auto same_dim = [&](int a, int b) {  // D and Do, H and Ho, W and Wo are 0 and 3, 1 and 4, 2 and 5
+    if (a == b) return true;
+    if (std::abs(a - b) != 3) return false;
+    const size_t axis = static_cast<size_t>(std::min(a, b));
+    return p.strides[axis] == 1 && out_length(p, axis, 1) == 1;
+  };
+  std::map<int64_t, int> dim_of_value;
+  for (const auto& t : targets) {
+    for (const Entry& e : t) {
+      if (e.spatial < 0) continue;
+      if (!same_dim(dim_of_value.emplace(e.value, e.spatial).first->second, e.spatial)) return false;
+      for (const Entry& other : t) {
+        if (other.spatial < 0 && other.value == e.value) return false;
+      }
+    }
+  }
+  return true;
 }
 
 bool check_contract(const std::string& fix, const ConvTransposeParams& p, const Rewrite& r,
@@ -332,7 +372,15 @@ bool run_small(const std::string& fix, const RewriteInputs& in, const Tensor& x,
       continue;
     }
     Tensor& v = values[t.name()];
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (same_external_reference(t, *in.weight)) {  // the layer's weight, new dims: reuse what is decoded
+      v.shape.assign(t.dims().begin(), t.dims().end());
+      v.data = weight.data;
+      if (v.size() != weight.size()) {
+        error = "initializer '" + t.name() + "' has " + std::to_string(weight.size()) + " values for shape " +
+                shape_text(v.shape);
+        return false;
+      }
+    } else if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       const std::string* bytes = cache.bytes(t, error);
       if (bytes == nullptr || !tensor_of(t, *bytes, v, error)) return false;
     } else if (!tensor_from_proto(t, v, error)) {
@@ -361,15 +409,14 @@ bool run_small(const std::string& fix, const RewriteInputs& in, const Tensor& x,
 
 }  // namespace
 
-bool proof_inputs(const ConvTransposeParams& p, ProofInputs& out, std::string& why_not) {
+bool proof_inputs(const std::string& fix, const ConvTransposeParams& p, ProofInputs& out, std::string& why_not) {
   static const char* const kAxis[3] = {"D", "H", "W"};
   if (p.kernel.size() != 3 || p.input_shape.size() != 5) {
     why_not = "not a 3-D ConvTranspose with a known input shape";
     return false;
   }
-  std::set<int64_t> avoid = {p.kernel[0], p.kernel[1], p.kernel[2], p.c_in, p.c_out};
   out.weights = {2, p.c_in};
-  out.layout = {2, p.c_in};
+  int64_t least[3];  // the layout input's minimum per axis
   for (size_t a = 0; a < 3; ++a) {
     int64_t n = 1;
     while (n <= kMaxProofDim && !every_tap_lands(p, a, n)) ++n;
@@ -377,16 +424,34 @@ bool proof_inputs(const ConvTransposeParams& p, ProofInputs& out, std::string& w
     // many more give an interior output every overlapping tap lands on.
     const int64_t extent = (p.kernel[a] - 1) * p.dilations[a] + 1;  // bounded: the layer's output size exists
     const int64_t span = extent / p.strides[a] + (extent % p.strides[a] != 0);
-    int64_t m = span > kMaxProofDim ? kMaxProofDim + 1 : std::max<int64_t>(2, n + span);
-    while (avoid.count(m) != 0) ++m;
-    if (n > kMaxProofDim || m > kMaxProofDim) {
+    least[a] = span > kMaxProofDim ? kMaxProofDim + 1 : std::max<int64_t>(2, n + span);
+    if (n > kMaxProofDim || least[a] > kMaxProofDim) {
       why_not = std::string("a proof input along ") + kAxis[a] + " would need more than " +
                 std::to_string(kMaxProofDim) + " positions to reach every kernel tap";
       return false;
     }
-    avoid.insert(m);
     out.weights.push_back(n);
-    out.layout.push_back(m);
+  }
+  // The layout input: the smallest (fewest positions) at or above those
+  // minimums whose Reshape targets give each spatial entry a value no other
+  // entry has, so that dims the construction confused would misplace values.
+  constexpr int64_t kSearch = 12;
+  int64_t best = -1;
+  for (int64_t d = least[0]; d < least[0] + kSearch && d <= kMaxProofDim; ++d) {
+    for (int64_t h = least[1]; h < least[1] + kSearch && h <= kMaxProofDim; ++h) {
+      for (int64_t w = least[2]; w < least[2] + kSearch && w <= kMaxProofDim; ++w) {
+        if (best > 0 && d * h * w >= best) continue;
+        const std::vector<int64_t> in = {2, p.c_in, d, h, w};
+        const std::vector<int64_t> y = {2, p.c_out, out_length(p, 0, d), out_length(p, 1, h), out_length(p, 2, w)};
+        if (!spatial_entries_distinct(p, contract_entries(fix, p, in, y))) continue;
+        best = d * h * w;
+        out.layout = in;
+      }
+    }
+  }
+  if (best < 0) {
+    why_not = "no small proof input gives the spatial entries of the Reshape targets distinct values";
+    return false;
   }
   return true;
 }
@@ -397,7 +462,7 @@ bool prove(const std::string& fix, const RewriteInputs& in, const Rewrite& rewri
            const NodeFacts& node, uint64_t seed, ProofRecord& record, std::string& error) {
   const ConvTransposeParams& p = in.params;
   ProofInputs shapes;
-  if (!proof_inputs(p, shapes, error)) return false;
+  if (!proof_inputs(fix, p, shapes, error)) return false;
   WeightCache cache(in, reader);
   Tensor weight, bias;
   const std::string* bytes = cache.bytes(*in.weight, error);

@@ -412,7 +412,7 @@ void set_int64s(onnx::TensorProto& t, const std::vector<int64_t>& v) {
 
 }  // namespace
 
-TEST_CASE("proof inputs: every tap lands, the layout input is >= 2, spans the overlap, distinct, small") {
+TEST_CASE("proof inputs: every tap lands, the layout input is >= 2, spans the overlap, its targets distinct") {
   std::vector<Layer> layers(5);
   layers[1].kernel = {2, 4, 4};  // H/W overlap: stride 2, pads 1
   layers[1].pads = {0, 1, 1, 0, 1, 1};
@@ -428,28 +428,48 @@ TEST_CASE("proof inputs: every tap lands, the layout input is >= 2, spans the ov
   layers[4].strides = {2, 1, 2};
   layers[4].pads = {0, 6, 0, 0, 6, 0};  // pads as large as the kernel: only interior inputs reach every tap
   layers[4].spatial = {40, 400, 400};
-  for (const Layer& l : layers) {
-    const ConvTransposeParams p = params_of(l);
-    ProofInputs in;
-    std::string why;
-    REQUIRE(proof_inputs(p, in, why));
-    INFO("kernel " << l.kernel[0] << "x" << l.kernel[1] << "x" << l.kernel[2]);
-    CHECK(in.weights[0] == 2);
-    CHECK(in.layout[0] == 2);
-    CHECK(in.weights[1] == l.c_in);
-    std::set<int64_t> seen;
-    for (size_t a = 0; a < 3; ++a) {
-      const int64_t n = in.weights[a + 2], m = in.layout[a + 2];
-      CHECK(all_taps_land(p, a, n));
-      if (n > 1) CHECK_FALSE(all_taps_land(p, a, n - 1));  // just large enough
-      const int64_t extent = (l.kernel[a] - 1) * l.dilations[a] + 1;
-      CHECK(m >= std::max<int64_t>(2, n + (extent + l.strides[a] - 1) / l.strides[a]));
-      CHECK(all_taps_land(p, a, m));
-      CHECK(seen.insert(m).second);  // distinct from each other
-      for (int64_t k : l.kernel) CHECK(m != k);
-      CHECK(m != l.c_in);
-      CHECK(m != l.c_out);
-      CHECK(m <= 16);
+  for (const std::string fix : {"convtranspose2d", "conv3d-1x1x1"}) {
+    for (const Layer& l : layers) {
+      const ConvTransposeParams p = params_of(l);
+      std::string why;
+      if (!fix_applies(fix, p, why)) continue;
+      ProofInputs in;
+      INFO(fix << " kernel " << l.kernel[0] << "x" << l.kernel[1] << "x" << l.kernel[2]);
+      INFO(why);
+      REQUIRE(proof_inputs(fix, p, in, why));
+      CHECK(in.weights[0] == 2);
+      CHECK(in.layout[0] == 2);
+      CHECK(in.weights[1] == l.c_in);
+      int64_t out[3];
+      for (size_t a = 0; a < 3; ++a) {
+        const int64_t n = in.weights[a + 2], m = in.layout[a + 2];
+        CHECK(all_taps_land(p, a, n));
+        if (n > 1) CHECK_FALSE(all_taps_land(p, a, n - 1));  // just large enough
+        const int64_t extent = (l.kernel[a] - 1) * l.dilations[a] + 1;
+        CHECK(m >= std::max<int64_t>(2, n + (extent + l.strides[a] - 1) / l.strides[a]));
+        CHECK(m <= 16);
+        out[a] = ct_out_length(p, a, m);
+      }
+      // The spatial dims at the layout input (D, H, W and the output's) have
+      // pairwise different values, none equal to a fixed entry (channels,
+      // kernel) of a Reshape target it appears in (README, "Fixing").
+      const int64_t d = in.layout[2], h = in.layout[3], w = in.layout[4];
+      std::set<int64_t> values = {d, h, w};
+      for (size_t a = 0; a < 3; ++a) {
+        if (out[a] != in.layout[a + 2]) values.insert(out[a]);  // else an axis whose output length is its input's
+        else CHECK((l.strides[a] == 1 && ct_out_length(p, a, 1) == 1));
+      }
+      CHECK(values.size() == 3 + static_cast<size_t>((out[0] != d) + (out[1] != h) + (out[2] != w)));
+      // (spatial entries, fixed entries) of each target
+      const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> targets =
+          fix == "convtranspose2d"
+              ? std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+                    {{h, w}, {l.c_in}}, {{d, out[1], out[2]}, {l.c_out, l.kernel[0]}}, {{out[0], out[1], out[2]}, {l.c_out}}}
+              : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+                    {{d, h, w}, {l.c_out, l.kernel[0], l.kernel[1], l.kernel[2]}}, {{out[0], out[1], out[2]}, {l.c_out}}};
+      for (const auto& [spatial, fixed] : targets) {
+        for (int64_t v : spatial) CHECK(std::find(fixed.begin(), fixed.end(), v) == fixed.end());
+      }
     }
   }
   Layer absurd;
@@ -458,7 +478,7 @@ TEST_CASE("proof inputs: every tap lands, the layout input is >= 2, spans the ov
   absurd.spatial = {2, 2000, 3};
   ProofInputs in;
   std::string why;
-  CHECK_FALSE(proof_inputs(params_of(absurd), in, why));
+  CHECK_FALSE(proof_inputs("convtranspose2d", params_of(absurd), in, why));
   CHECK(why.find("along H would need more than 64 positions") != std::string::npos);
 }
 

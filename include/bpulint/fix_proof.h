@@ -7,11 +7,13 @@
 //     weights and bias. The "weights" input (batch 2, each spatial dim just
 //     large enough that every kernel tap lands on an output) is dense random:
 //     every weight element meets two random values. The "layout" input (batch
-//     2, every spatial dim >= 2 and as many more as the kernel's overlap spans,
-//     the dims distinct from each other and from the kernel and channel counts)
-//     checks where every value goes: the D fold, the batch, H/W interleaving
-//     and overlap, the Reshape targets. It is dense random when that is cheap,
-//     otherwise one random channel per batch item and position.
+//     2, every spatial dim >= 2 and as many more as the kernel's overlap spans;
+//     the smallest such whose spatial dims, the input's and the output's, have
+//     pairwise different values, none equal to a channel or kernel count beside
+//     it in a Reshape target, so two dims confused by the construction would
+//     show) checks where every value goes: the D fold, the batch, H/W
+//     interleaving and overlap, the Reshape targets. It is dense random when
+//     that is cheap, otherwise one random channel per batch item and position.
 //  2. The real rewrite is that construction: node for node the same ops,
 //     attributes, wiring, weights and bias; only Reshape targets may differ.
 //  3. Structurally, at the real shape: each Reshape target is what the layout
@@ -32,12 +34,12 @@ namespace bpulint {
 
 struct ProofInputs {
   std::vector<int64_t> weights;  // [2, C_in, d, h, w]: every weight element exercised
-  std::vector<int64_t> layout;   // [2, C_in, d, h, w]: every dim >= 2, distinct, overlaps included
+  std::vector<int64_t> layout;   // [2, C_in, d, h, w]: every dim >= 2, overlaps included, spatial entries distinct
 };
 
-// The two small input shapes for a layer, or false with the reason (a layer
-// whose pads or dilations need an absurdly large input to reach every tap).
-bool proof_inputs(const ConvTransposeParams& p, ProofInputs& out, std::string& why_not);
+// The two small input shapes for a layer and fix, or false with the reason (a
+// layer whose pads or dilations need an absurdly large input to reach every tap).
+bool proof_inputs(const std::string& fix, const ConvTransposeParams& p, ProofInputs& out, std::string& why_not);
 
 struct ProofRecord {
   std::vector<std::vector<int64_t>> input_shapes;  // the small inputs run: weights, then layout
