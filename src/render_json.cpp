@@ -127,6 +127,9 @@ void write_fixed_model(JsonWriter& w, const ModelReport& r, const FixRun& run, c
                        bool show_waived) {
   w.begin_object();
   w.member("path", run.output_path).member("written", run.written);
+  // Where the weights went: null when embedded in the model (or nothing was written).
+  if (run.written && !run.data_path.empty()) w.member("data_path", run.data_path);
+  else w.member_null("data_path");
   if (!run.error.empty()) w.member("error", run.error);
   w.key("results").begin_array();
   for (const auto& res : run.results) {

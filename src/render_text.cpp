@@ -120,7 +120,7 @@ void render_fix_run(std::ostream& out, const ModelReport& r, const FixRun& run, 
   } else if (run.written) {
     out << r.path << ": fixed " << run.applied() << " of " << run.results.size() << " node"
         << (run.results.size() == 1 ? "" : "s") << "; wrote " << run.output_path
-        << (run.data_path.empty() ? "" : " (weights in " + run.data_path + ")") << "\n";
+        << (run.data_path.empty() ? " (weights embedded)" : " (weights in " + run.data_path + ")") << "\n";
   } else {
     out << r.path << ": nothing was fixed; no file written\n";
   }
