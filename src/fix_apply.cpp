@@ -165,10 +165,31 @@ void share_identical_initializers(const std::vector<std::pair<onnx::GraphProto*,
 
 // The weights left in the source file resolve against the source's folder,
 // so the checker runs with that folder as its model dir.
-bool check_model_validity(const onnx::ModelProto& model, const std::string& model_dir, std::string& error) {
+// The initializers of a graph and its subgraphs whose float payload is large.
+void large_payloads(onnx::GraphProto& g, std::vector<onnx::TensorProto*>& out) {
+  for (auto& t : *g.mutable_initializer()) {
+    if (t.data_type() == onnx::TensorProto::FLOAT && t.raw_data().size() > kInlinePayloadLimit) out.push_back(&t);
+  }
+  for (auto& n : *g.mutable_node()) {
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) large_payloads(*a.mutable_g(), out);
+      for (auto& sub : *a.mutable_graphs()) large_payloads(sub, out);
+    }
+  }
+}
+
+// Strict inference runs on a copy, and never reads float weights: the large
+// payloads (inline rewritten weights of conv3d-1x1x1) are moved aside while
+// copying instead of being held twice.
+bool check_model_validity(onnx::ModelProto& model, const std::string& model_dir, std::string& error) {
   if (!check_onnx_model(model, model_dir, error)) return false;
   try {
+    std::vector<onnx::TensorProto*> large;
+    large_payloads(*model.mutable_graph(), large);
+    std::vector<std::string> aside(large.size());
+    for (size_t i = 0; i < large.size(); ++i) large[i]->mutable_raw_data()->swap(aside[i]);
     onnx::ModelProto copy = model;
+    for (size_t i = 0; i < large.size(); ++i) large[i]->mutable_raw_data()->swap(aside[i]);
     onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/false);
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), strict);
   } catch (const std::exception& e) {
