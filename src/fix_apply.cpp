@@ -202,37 +202,6 @@ bool check_model_validity(onnx::ModelProto& model, const std::string& model_dir,
 
 }  // namespace
 
-const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not) {
-  if (strategy == "auto") {
-    if (const FixOption* r = plan.recommended()) return r;
-    // The blocker first; said once when every fix kind has the same one.
-    std::vector<std::pair<std::string, std::string>> reasons;
-    for (const auto& o : plan.options) {
-      if (!o.applicable) reasons.push_back({o.id, o.why_not});
-      else if (!o.new_violations.empty()) reasons.push_back({o.id, "its nodes break " + o.new_violations.front()});
-    }
-    const bool same = std::all_of(reasons.begin(), reasons.end(),
-                                  [&](const auto& r) { return r.second == reasons.front().second; });
-    if (!reasons.empty() && same) {
-      why_not = reasons.front().second + " (no fix applies)";
-    } else {
-      why_not = "no fix applies";
-      for (const auto& [id, reason] : reasons) why_not += "; " + id + ": " + reason;
-    }
-    return nullptr;
-  }
-  for (const auto& o : plan.options) {
-    if (o.id != strategy) continue;
-    if (!o.applicable) {
-      why_not = o.id + " does not apply: " + o.why_not;
-      return nullptr;
-    }
-    return &o;
-  }
-  why_not = "the rule does not offer " + strategy;
-  return nullptr;
-}
-
 size_t FixRun::applied() const {
   size_t n = 0;
   for (const auto& r : results) n += r.applied ? 1 : 0;
@@ -280,7 +249,9 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
     c.in.weight = c.weight.tensor;
     c.in.bias = c.bias.tensor;
     std::string error;
-    if (c.weight.tensor == nullptr || (plan.params.has_bias && c.bias.tensor == nullptr)) {
+    if (!plan.inputs_blocker.empty()) {
+      result.reason = plan.inputs_blocker;
+    } else if (c.weight.tensor == nullptr || (plan.params.has_bias && c.bias.tensor == nullptr)) {
       result.reason = "the weight and bias must be initializers (not computed or graph inputs)";
     } else if (!build_rewrite(option->id, c.in, names, &reader, c.rewrite, error)) {
       result.reason = "cannot build the rewrite: " + error;

@@ -108,7 +108,13 @@ void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived) {
     write_facts(w, d.facts);
     w.member("status", status_name(d.rule->status)).member("source", d.rule->source);
     w.key("fixes");
-    write_fix_options(w, n != nullptr && !d.fixes.empty() ? r.plan_for(d.node) : nullptr);
+    const NodeFixPlan* plan = n != nullptr && !d.fixes.empty() ? r.plan_for(d.node) : nullptr;
+    write_fix_options(w, plan);
+    if (plan != nullptr) {  // why --fix leaves the node as it is; null when it applies the recommended fix
+      const std::string blocked = plan->fix_blocked();
+      if (blocked.empty()) w.member_null("fix_blocked");
+      else w.member("fix_blocked", blocked);
+    }
     if (show_waived && !d.waiver.empty()) w.member("waiver", d.waiver);
     if (show_waived && d.baselined) w.member("baselined", true);
     w.end_object();

@@ -82,6 +82,8 @@ void render_plan(std::ostream& out, const NodeFixPlan& plan, const Palette& p) {
     out << " (" << (o.recommended ? "recommended, " : "") << o.safety << "): " << cost_text(o.cost) << "\n";
     for (const auto& v : o.new_violations) out << "        its nodes would break " << v << "\n";
   }
+  const std::string blocked = plan.fix_blocked();
+  if (!blocked.empty()) out << "      --fix leaves this node as it is: " << printable(blocked) << "\n";
 }
 
 }  // namespace

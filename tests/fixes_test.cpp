@@ -582,3 +582,109 @@ TEST_CASE("a layer far above the old 4 G-MAC proof limit is fixed: the proof is 
   REQUIRE(fixed.ok);
   CHECK(fixed.summary.cpu == 0);
 }
+
+// --- Honest labels: what --fix will not do, and every verdict on the replacement ---
+
+TEST_CASE("a fix lists the warnings its replacement gets, ranks by them, and warnings do not block it") {
+  // kernel (2,1,1): the 2-D ConvTranspose of convtranspose2d has a 1x1 kernel and strides,
+  // which break the Bayes hints BPU1601 and BPU1602 (warnings).
+  Layer l;
+  l.kernel = {2, 1, 1};
+  l.strides = {2, 1, 1};
+  TempDir dir;
+  const ModelReport r = lint_proto(dir, layer_model(l));
+  REQUIRE(r.fix_plans.size() == 1);
+  const FixOption& ct2d = option(r.fix_plans[0], "convtranspose2d");
+  CHECK(ct2d.new_errors == 0);
+  REQUIRE(ct2d.new_violations.size() == 2);
+  CHECK(ct2d.new_violations[0].rfind("BPU1601 (warning) on ConvTranspose 'ct_fix_convtranspose2d'", 0) == 0);
+  CHECK(ct2d.new_violations[1].rfind("BPU1602 (warning) on ConvTranspose", 0) == 0);
+  CHECK(option(r.fix_plans[0], "conv3d-1x1x1").new_violations.empty());
+  CHECK(r.fix_plans[0].options[0].id == "conv3d-1x1x1");  // no warnings ranks first
+  CHECK(r.fix_plans[0].options[0].recommended);
+
+  // With conv3d-1x1x1 ruled out (a dilation on H), the one with warnings is still recommended.
+  l.dilations = {1, 2, 1};
+  const ModelReport only = lint_proto(dir, layer_model(l), "dilated.onnx");
+  REQUIRE(only.fix_plans.size() == 1);
+  const FixOption* rec = only.fix_plans[0].recommended();
+  REQUIRE(rec != nullptr);
+  CHECK(rec->id == "convtranspose2d");
+  CHECK(rec->new_errors == 0);
+  CHECK(rec->new_violations.size() >= 2);  // BPU1601, BPU1602, and the dilation hint
+  for (const auto& v : rec->new_violations) CHECK(v.find(" (warning) on ConvTranspose") != std::string::npos);
+  CHECK(only.fix_plans[0].fix_blocked().empty());
+  const CommandResult text = run_bpu_lint({dir.path("dilated.onnx")});
+  CHECK(text.out.find("its nodes would break BPU1602 (warning) on ConvTranspose 'ct_fix_convtranspose2d'") !=
+        std::string::npos);
+}
+
+TEST_CASE("the lint says when --fix will leave a node as it is, and why (text and JSON)") {
+  TempDir dir;
+  // A weight that is a graph input: the fixes apply to the layer, but --fix has no bytes to rewrite.
+  Layer l;
+  onnx::ModelProto m = layer_model(l);
+  auto* g = m.mutable_graph();
+  auto* w = g->add_input();
+  w->set_name("W");
+  auto* wt = w->mutable_type()->mutable_tensor_type();
+  wt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {int64_t{8}, int64_t{4}, int64_t{2}, int64_t{2}, int64_t{2}}) wt->mutable_shape()->add_dim()->set_dim_value(d);
+  g->mutable_initializer()->DeleteSubrange(0, 1);  // W
+  const std::string input_weight = save_model(dir, "input_weight.onnx", m);
+  // A D axis that overlaps: no fix applies.
+  Layer overlap;
+  overlap.kernel = {3, 2, 2};
+  const std::string overlapping = save_model(dir, "overlap.onnx", layer_model(overlap));
+
+  const ModelReport r = lint_model(input_weight, platform("j6p"), {});
+  REQUIRE(r.ok);
+  REQUIRE(r.fix_plans.size() == 1);
+  CHECK(r.fix_plans[0].recommended() != nullptr);  // the rewrite itself would do
+  const std::string why = "its weight 'W' is not an initializer (computed, or a graph input), so --fix has no bytes to rewrite";
+  CHECK(r.fix_plans[0].fix_blocked() == why);
+  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("out.onnx"));
+  REQUIRE(run.results.size() == 1);
+  CHECK_FALSE(run.results[0].applied);
+  CHECK(run.results[0].reason == why);
+
+  const CommandResult text = run_bpu_lint({input_weight});
+  CHECK(text.out.find("      --fix leaves this node as it is: " + why + "\n") != std::string::npos);
+  const CommandResult json = run_bpu_lint({input_weight, overlapping, "--format", "json"});
+  CHECK(json.out.find("\"fix_blocked\": \"" + why + "\"") != std::string::npos);
+  CHECK(json.out.find("\"fix_blocked\": \"D axis overlaps (kernel 3 != stride 2); the rewrite needs kernel == stride, "
+                      "no padding, no output_padding and dilation 1 on it (no fix applies)\"") != std::string::npos);
+  // A node --fix does rewrite says so with null.
+  const CommandResult fine = run_bpu_lint({example_model(), "--format", "json"});
+  CHECK(fine.out.find("\"fix_blocked\": null") != std::string::npos);
+}
+
+TEST_CASE("--pytorch-snippet writes a comment for each flagged layer it cannot replace") {
+  TempDir dir;
+  // Two layers: the first fixable, the second overlapping on D.
+  Layer l;
+  onnx::ModelProto m = layer_model(l);
+  auto* g = m.mutable_graph();
+  *g->add_initializer() = random_weights("W2", {4, 4, 3, 2, 2}, 3);
+  auto* ct2 = g->add_node();
+  ct2->set_op_type("ConvTranspose");
+  ct2->set_name("/dec/dec.1/ConvTranspose");
+  ct2->add_input("Z");
+  ct2->add_input("W2");
+  ct2->add_output("Z2");
+  add_ints(*ct2, "strides", {2, 2, 2});
+  g->mutable_node(0)->set_name("/dec/dec.0/ConvTranspose");
+  g->mutable_output(0)->set_name("Z2");
+  auto* shape = g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->Clear();
+  for (int64_t d : {int64_t{1}, int64_t{4}, int64_t{7}, int64_t{12}, int64_t{12}}) shape->add_dim()->set_dim_value(d);
+  const std::string path = save_model(dir, "two.onnx", m);
+  const CommandResult r = run_bpu_lint({path, "--pytorch-snippet", dir.path("fix.py")});
+  INFO(r.out << r.err);
+  CHECK(r.out.find("wrote PyTorch replacements for 1 layer to " + dir.path("fix.py") +
+                   " (1 flagged layer left as is, each with a comment saying why)") != std::string::npos);
+  const std::string snippet = read_file(dir.path("fix.py"));
+  CHECK(snippet.find("model.dec[0] = ConvTranspose3dAsConvTranspose2d(model.dec[0])") != std::string::npos);
+  CHECK(snippet.find("    # dec.1 (ONNX node '/dec/dec.1/ConvTranspose'): not replaced: D axis overlaps (kernel 3 "
+                     "!= stride 2)") != std::string::npos);
+}

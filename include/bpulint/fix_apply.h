@@ -35,10 +35,6 @@ struct FixRun {
   size_t applied() const;
 };
 
-// The option a strategy picks for a node ("auto": the recommended one; else
-// the fix with that id, if it applies); nullptr with the reason otherwise.
-const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not);
-
 // strategy: "auto" (each node's recommended fix) or a fix id.
 FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& plans, const std::string& strategy,
                    const std::string& output_path, bool external_data = false);
