@@ -92,15 +92,17 @@ struct Candidate {
 
 // Proves every candidate and records the outcome in its result. Proofs are
 // independent and read only shared, unchanging data (the model copy, the
-// facts, the source file), so they run on up to 4 threads.
+// facts, the source file) besides the shared layout proofs (locked), so they
+// run on up to 4 threads.
 void prove_all(const std::vector<Candidate>& candidates, std::vector<FixResult>& results,
                const TensorBytesReader& reader) {
+  LayoutProofs layouts;  // layers of one shape share their layout proof
   auto prove_one = [&](const Candidate& c) {
     FixResult& result = results[c.result];
     ProofRecord proof;
     std::string error;
     result.applied = prove_rewrite(result.fix_id, c.in, c.rewrite, reader, *c.facts,
-                                   0x5eed0000u + static_cast<uint64_t>(result.node), proof, error);
+                                   0x5eed0000u + static_cast<uint64_t>(result.node), proof, error, &layouts);
     if (!result.applied) result.reason = "not proven, so not applied: " + error;
     result.trials = static_cast<int>(proof.input_shapes.size());
     result.seed = proof.seed;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <memory>
 #include <set>
 
 #include "bpulint/guarded_inference.h"
@@ -207,11 +209,15 @@ bool check_contract(const std::string& fix, const ConvTransposeParams& p, const 
   return false;
 }
 
-// Both rewrites come from build_rewrite for the same layer: the real one must
-// be the proven one with other Reshape targets and other names. Names are
-// compared by role: the node's input, the output of node k, or an initializer
-// (compared by content, except Reshape targets).
-bool same_construction(const Rewrite& proven, const Rewrite& real, const std::string& x, const std::string& y,
+// Both rewrites come from build_rewrite for layers of the same shape: the
+// real one must be the proven one with other Reshape targets and other names.
+// Names are compared by role: the layer's input (x), the output of node k, or
+// an initializer, compared by content except Reshape targets (and, for a
+// proof on stand-in weights, float weights and bias: dims and type only).
+struct Ends {
+  std::string x, y;  // the layer's input and output names in a rewrite
+};
+bool same_construction(const Rewrite& proven, const Ends& pe, const Rewrite& real, const Ends& re, bool same_weights,
                        std::string& error) {
   if (proven.nodes.size() != real.nodes.size() || proven.initializers.size() != real.initializers.size()) {
     error = "the real rewrite differs from the proven one in its node or initializer count";
@@ -227,6 +233,10 @@ bool same_construction(const Rewrite& proven, const Rewrite& real, const std::st
   const auto made_p = producers(proven), made_r = producers(real);
   google::protobuf::util::MessageDifferencer same_tensor;  // contents, not names
   same_tensor.IgnoreField(onnx::TensorProto::descriptor()->FindFieldByName("name"));
+  google::protobuf::util::MessageDifferencer same_kind;  // dims and type: where the weights went
+  for (const char* data : {"name", "raw_data", "float_data", "external_data", "data_location"}) {
+    same_kind.IgnoreField(onnx::TensorProto::descriptor()->FindFieldByName(data));
+  }
   for (size_t i = 0; i < real.nodes.size(); ++i) {
     const onnx::NodeProto &a = proven.nodes[i], &b = real.nodes[i];
     const std::string what = "node " + std::to_string(i) + " (" + b.op_type() + ")";
@@ -237,18 +247,21 @@ bool same_construction(const Rewrite& proven, const Rewrite& real, const std::st
     }
     for (int k = 0; same && k < a.input_size(); ++k) {
       const std::string &na = a.input(k), &nb = b.input(k);
-      if (na == x || nb == x) {
-        same = na == x && nb == x;
+      if (na == pe.x || nb == re.x) {
+        same = na == pe.x && nb == re.x;
       } else if (made_p.count(na) != 0 || made_r.count(nb) != 0) {
         same = made_p.count(na) != 0 && made_r.count(nb) != 0 && made_p.at(na) == made_r.at(nb);
       } else {
         const onnx::TensorProto *ta = find_initializer(proven, na), *tb = find_initializer(real, nb);
         same = ta != nullptr && tb != nullptr;
-        if (same && !(a.op_type() == "Reshape" && k == 1)) same = same_tensor.Compare(*ta, *tb);
+        const bool weight = ta->data_type() == onnx::TensorProto::FLOAT;
+        if (same && !(a.op_type() == "Reshape" && k == 1)) {
+          same = same_weights || !weight ? same_tensor.Compare(*ta, *tb) : same_kind.Compare(*ta, *tb);
+        }
       }
     }
     const bool last = i + 1 == real.nodes.size();
-    same = same && a.output_size() == 1 && (a.output(0) == y) == last && (b.output(0) == y) == last;
+    same = same && a.output_size() == 1 && (a.output(0) == pe.y) == last && (b.output(0) == re.y) == last;
     if (!same) {
       error = "the real rewrite differs from the proven one at " + what;
       return false;
@@ -458,8 +471,105 @@ bool proof_inputs(const std::string& fix, const ConvTransposeParams& p, ProofInp
 
 namespace {
 
+constexpr uint64_t kLayoutSeed = 0x5eed1a70u;
+
+// Seeded random stand-in for a weight or bias: the real tensor with its data replaced.
+onnx::TensorProto stand_in(const onnx::TensorProto& real, uint64_t seed, Tensor& values) {
+  onnx::TensorProto t = real;
+  t.clear_raw_data();
+  t.clear_float_data();
+  t.clear_external_data();
+  t.clear_data_location();
+  values = random_tensor({real.dims().begin(), real.dims().end()}, seed);
+  t.set_raw_data(std::string(reinterpret_cast<const char*>(values.data.data()), values.data.size() * 4));
+  return t;
+}
+
+}  // namespace
+
+struct LayoutProofs::Proof {
+  bool ok = false;
+  std::string error;
+  std::vector<int64_t> shape;
+  bool sparse = false;
+  double max_abs_error = 0;
+  Rewrite rewrite;  // the construction it proved
+  Ends ends;
+};
+
+struct LayoutProofs::Slot {
+  std::once_flag once;
+  Proof proof;
+};
+
+LayoutProofs::LayoutProofs() = default;
+LayoutProofs::~LayoutProofs() = default;
+
+namespace {
+
+LayoutProofs::Proof prove_layout(const std::string& fix, const RewriteInputs& in) {
+  LayoutProofs::Proof out;
+  const ConvTransposeParams& p = in.params;
+  ProofInputs shapes;
+  if (!proof_inputs(fix, p, shapes, out.error)) return out;
+  Tensor weight, bias;
+  const onnx::TensorProto w = stand_in(*in.weight, kLayoutSeed + 1, weight);
+  const onnx::TensorProto b = p.has_bias ? stand_in(*in.bias, kLayoutSeed + 2, bias) : onnx::TensorProto();
+  RewriteInputs layer = in;
+  layer.weight = &w;
+  layer.bias = p.has_bias ? &b : nullptr;
+  const TensorBytesReader inline_bytes = [](const onnx::TensorProto& t, std::string& bytes, std::string&) {
+    bytes = t.raw_data();
+    return true;
+  };
+  WeightCache cache(layer, inline_bytes);
+  const int64_t macs = (shapes.layout[2] * shapes.layout[3] * shapes.layout[4]) * 2 * weight.size();
+  out.sparse = macs > kDenseLayoutMacs;
+  const Tensor x = out.sparse ? one_channel_per_position(shapes.layout, kLayoutSeed)
+                              : random_tensor(shapes.layout, kLayoutSeed);
+  SmallRun run;
+  if (!run_small(fix, layer, x, weight, p.has_bias ? &bias : nullptr, cache, run, out.error)) {
+    out.error += " (stand-in weights)";
+    return out;
+  }
+  out.ok = true;
+  out.shape = x.shape;
+  out.max_abs_error = run.diff;
+  out.rewrite = std::move(run.rewrite);
+  out.ends = {in.node->input(0), in.node->output(0)};
+  return out;
+}
+
+// Layers whose rewrites share a layout: everything the construction and the
+// layout input follow, but not the weights or the real input shape.
+std::string layout_key(const std::string& fix, const ConvTransposeParams& p) {
+  std::string key = fix + "|" + std::to_string(p.c_in) + "," + std::to_string(p.c_out) + "," +
+                    std::to_string(p.group) + "," + (p.has_bias ? "b" : "-");
+  for (const auto* v : {&p.kernel, &p.strides, &p.pads, &p.dilations, &p.output_padding}) {
+    key += "|";
+    for (int64_t x : *v) key += std::to_string(x) + ",";
+  }
+  return key;
+}
+
+}  // namespace
+
+const LayoutProofs::Proof& LayoutProofs::get(const std::string& fix, const RewriteInputs& in) {
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& s = slots_[layout_key(fix, in.params)];
+    if (!s) s = std::make_shared<Slot>();
+    slot = s;
+  }
+  std::call_once(slot->once, [&] { slot->proof = prove_layout(fix, in); });
+  return slot->proof;
+}
+
+namespace {
+
 bool prove(const std::string& fix, const RewriteInputs& in, const Rewrite& rewrite, const TensorBytesReader& reader,
-           const NodeFacts& node, uint64_t seed, ProofRecord& record, std::string& error) {
+           const NodeFacts& node, uint64_t seed, LayoutProofs& layouts, ProofRecord& record, std::string& error) {
   const ConvTransposeParams& p = in.params;
   ProofInputs shapes;
   if (!proof_inputs(fix, p, shapes, error)) return false;
@@ -475,24 +585,28 @@ bool prove(const std::string& fix, const RewriteInputs& in, const Rewrite& rewri
     return false;
   }
 
-  // 1. Numerically, on the two small inputs.
-  const int64_t layout_macs = (shapes.layout[2] * shapes.layout[3] * shapes.layout[4]) * 2 * weight.size();
-  record.sparse_layout = layout_macs > kDenseLayoutMacs;
-  const Tensor inputs[2] = {random_tensor(shapes.weights, seed),
-                            record.sparse_layout ? one_channel_per_position(shapes.layout, seed + 1)
-                                                 : random_tensor(shapes.layout, seed + 1)};
-  SmallRun first;
-  record.max_abs_error = 0;
-  for (const Tensor& x : inputs) {
-    SmallRun run;
-    if (!run_small(fix, in, x, weight, p.has_bias ? &bias : nullptr, cache, run, error)) return false;
-    record.input_shapes.push_back(x.shape);
-    record.max_abs_error = std::max(record.max_abs_error, run.diff);
-    if (first.rewrite.nodes.empty()) first = std::move(run);
+  // 1. Numerically: the real weights on the weights input; the layout input
+  // once per layer shape, on stand-in weights.
+  SmallRun weights_run;
+  if (!run_small(fix, in, random_tensor(shapes.weights, seed), weight, p.has_bias ? &bias : nullptr, cache,
+                 weights_run, error)) {
+    return false;
   }
+  const LayoutProofs::Proof& layout = layouts.get(fix, in);
+  if (!layout.ok) {
+    error = layout.error;
+    return false;
+  }
+  record.input_shapes = {shapes.weights, layout.shape};
+  record.sparse_layout = layout.sparse;
+  record.max_abs_error = std::max(weights_run.diff, layout.max_abs_error);
 
-  // 2. The real rewrite is the proven construction.
-  if (!same_construction(first.rewrite, rewrite, in.node->input(0), in.node->output(0), error)) return false;
+  // 2. The real rewrite is the proven construction, with the proven weights.
+  const Ends ends{in.node->input(0), in.node->output(0)};
+  if (!same_construction(weights_run.rewrite, ends, rewrite, ends, true, error) ||
+      !same_construction(layout.rewrite, layout.ends, rewrite, ends, false, error)) {
+    return false;
+  }
 
   // 3. Its shapes at the real size are the node's own.
   bool in_ok = false, out_ok = false;
@@ -524,11 +638,12 @@ bool prove(const std::string& fix, const RewriteInputs& in, const Rewrite& rewri
 
 bool prove_rewrite(const std::string& fix, const RewriteInputs& in, const Rewrite& rewrite,
                    const TensorBytesReader& reader, const NodeFacts& node, uint64_t seed, ProofRecord& record,
-                   std::string& error) {
+                   std::string& error, LayoutProofs* layouts) {
   record = ProofRecord{};
   record.seed = seed;
   try {
-    return prove(fix, in, rewrite, reader, node, seed, record, error);
+    LayoutProofs own;
+    return prove(fix, in, rewrite, reader, node, seed, layouts != nullptr ? *layouts : own, record, error);
   } catch (const std::exception& e) {  // out of memory, an oversized proof input: not proven
     error = std::string("internal error: ") + e.what();
     return false;

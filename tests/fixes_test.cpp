@@ -546,6 +546,34 @@ TEST_CASE("the proof checks the real rewrite against the node's own output shape
         std::string::npos);
 }
 
+TEST_CASE("layers of one shape share their layout proof, other shapes do not") {
+  Layer a, b, other;
+  b.name = "other_name";  // other names and weights, same shape
+  other.kernel = {2, 3, 3};
+  other.pads = {0, 1, 1, 0, 1, 1};
+  Proving pa(a, "convtranspose2d"), pb(b, "convtranspose2d"), po(other, "convtranspose2d");
+  LayoutProofs layouts;
+  CHECK(&layouts.get("convtranspose2d", pa.in) == &layouts.get("convtranspose2d", pb.in));
+  CHECK(&layouts.get("convtranspose2d", pa.in) != &layouts.get("convtranspose2d", po.in));
+  CHECK(&layouts.get("convtranspose2d", pa.in) != &layouts.get("conv3d-1x1x1", pa.in));
+  // Proven through the shared layout proof: the real weights still decide.
+  for (Proving* p : {&pa, &pb}) {
+    ProofRecord record;
+    std::string error;
+    CHECK(prove_rewrite(p->fix, p->in, p->rewrite, p->reader, *p->node, 5, record, error, &layouts));
+    CHECK(record.input_shapes.size() == 2);
+  }
+  Rewrite reweighted = pb.rewrite;
+  onnx::TensorProto& bias = initializer_of(reweighted, reweighted.nodes[2].input(2));
+  std::string raw = bias.raw_data();
+  raw[0] = static_cast<char>(raw[0] ^ 1);
+  bias.set_raw_data(raw);
+  ProofRecord record;
+  std::string error;
+  CHECK_FALSE(prove_rewrite(pb.fix, pb.in, reweighted, pb.reader, *pb.node, 5, record, error, &layouts));
+  CHECK(error.find("differs from the proven one") != std::string::npos);
+}
+
 TEST_CASE("a wide layer's layout input carries one random channel per position") {
   Layer l;
   l.c_in = 256;
