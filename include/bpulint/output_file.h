@@ -94,6 +94,7 @@ class AtomicFile {
   int fd_ = -1;
   int slot_ = -1;             // where temp_ is registered for the signal handler
   bool synced_ = false, committed_ = false;
+  uint64_t unsynced_ = 0;     // bytes copied in since writeback was last started
 };
 
 }  // namespace bpulint
