@@ -9,7 +9,6 @@
 #include <map>
 #include <mutex>
 #include <memory>
-#include <set>
 
 #include "bpulint/guarded_inference.h"
 #include "bpulint/reference_kernels.h"
@@ -233,10 +232,9 @@ bool same_construction(const Rewrite& proven, const Ends& pe, const Rewrite& rea
   const auto made_p = producers(proven), made_r = producers(real);
   google::protobuf::util::MessageDifferencer same_tensor;  // contents, not names
   same_tensor.IgnoreField(onnx::TensorProto::descriptor()->FindFieldByName("name"));
-  google::protobuf::util::MessageDifferencer same_kind;  // dims and type: where the weights went
-  for (const char* data : {"name", "raw_data", "float_data", "external_data", "data_location"}) {
-    same_kind.IgnoreField(onnx::TensorProto::descriptor()->FindFieldByName(data));
-  }
+  auto same_kind = [](const onnx::TensorProto& a, const onnx::TensorProto& b) {  // where the weights went
+    return a.data_type() == b.data_type() && std::equal(a.dims().begin(), a.dims().end(), b.dims().begin(), b.dims().end());
+  };
   for (size_t i = 0; i < real.nodes.size(); ++i) {
     const onnx::NodeProto &a = proven.nodes[i], &b = real.nodes[i];
     const std::string what = "node " + std::to_string(i) + " (" + b.op_type() + ")";
@@ -256,7 +254,7 @@ bool same_construction(const Rewrite& proven, const Ends& pe, const Rewrite& rea
         same = ta != nullptr && tb != nullptr;
         const bool weight = ta->data_type() == onnx::TensorProto::FLOAT;
         if (same && !(a.op_type() == "Reshape" && k == 1)) {
-          same = same_weights || !weight ? same_tensor.Compare(*ta, *tb) : same_kind.Compare(*ta, *tb);
+          same = same_weights || !weight ? same_tensor.Compare(*ta, *tb) : same_kind(*ta, *tb);
         }
       }
     }
