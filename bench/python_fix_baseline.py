@@ -4,7 +4,9 @@
 Why: the baseline `bpu-lint --fix` is measured against. It does what a user
 would script with onnx + numpy: load the whole model, rewrite every 3-D
 ConvTranspose whose D axis is non-overlapping into Transpose/Reshape +
-ConvTranspose 2-D + Reshape/Transpose/Reshape, drop the old weights, save.
+ConvTranspose 2-D (keeping the H/W strides, pads, output_padding, dilations and
+group) + Reshape/Transpose/Reshape, drop the old weights, save. Shapes come from
+onnx.shape_inference on the whole model.
 It does not verify numerics, run the checker or re-lint (bpu-lint does all
 three), so it is a lower bound on the work.
 
@@ -25,6 +27,13 @@ def attr(node, name, default):
     return default
 
 
+def d_non_overlapping(n, w):
+    """The rewrite's condition on D: kernel == stride, no padding, output_padding or dilation."""
+    pads = attr(n, "pads", [0] * 6)
+    return (attr(n, "strides", [1, 1, 1])[0] == w.dims[2] and pads[0] == 0 and pads[3] == 0
+            and attr(n, "output_padding", [0, 0, 0])[0] == 0 and attr(n, "dilations", [1, 1, 1])[0] == 1)
+
+
 def main():
     src, dst = sys.argv[1], sys.argv[2]
     t0 = time.perf_counter()
@@ -33,22 +42,27 @@ def main():
     g = model.graph
     inits = {t.name: t for t in g.initializer}
     shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
-              for v in list(shape_inference.infer_shapes(model).graph.value_info) + list(g.input)}
+              for v in list(shape_inference.infer_shapes(model).graph.value_info) + list(g.input) + list(g.output)}
     new_nodes, dead = [], set()
     for n in g.node:
         w = inits.get(n.input[1]) if n.op_type == "ConvTranspose" and len(n.input) > 1 else None
-        if w is None or len(w.dims) != 5 or attr(n, "strides", [1, 1, 1])[0] != w.dims[2]:
+        if w is None or len(w.dims) != 5 or not d_non_overlapping(n, w):
             new_nodes.append(n)
             continue
         N, C, D, H, W = shapes[n.input[0]]
+        _, cout, _, Ho, Wo = shapes[n.output[0]]
         cin, cog, kd, kh, kw = w.dims
         s = attr(n, "strides", [1, 1, 1])
+        pads = attr(n, "pads", [0] * 6)
+        hw = dict(strides=s[1:], kernel_shape=[kh, kw], pads=pads[1:3] + pads[4:6],
+                  output_padding=attr(n, "output_padding", [0, 0, 0])[1:],
+                  dilations=attr(n, "dilations", [1, 1, 1])[1:], group=attr(n, "group", 1))
         wt = numpy_helper.to_array(w).reshape(cin, cog * kd, kh, kw)
         pre = n.name
         new_inits = [numpy_helper.from_array(wt, pre + "_w2"),
                      numpy_helper.from_array(np.array([-1, C, H, W], np.int64), pre + "_s1"),
-                     numpy_helper.from_array(np.array([-1, D, cog, kd, H * s[1], W * s[2]], np.int64), pre + "_s2"),
-                     numpy_helper.from_array(np.array([-1, cog, D * kd, H * s[1], W * s[2]], np.int64), pre + "_s3")]
+                     numpy_helper.from_array(np.array([-1, D, cout, kd, Ho, Wo], np.int64), pre + "_s2"),
+                     numpy_helper.from_array(np.array([-1, cout, D * kd, Ho, Wo], np.int64), pre + "_s3")]
         ins = [pre + "_r1", pre + "_w2"]
         if len(n.input) > 2:
             new_inits.append(numpy_helper.from_array(np.repeat(numpy_helper.to_array(inits[n.input[2]]), kd), pre + "_b2"))
@@ -59,7 +73,7 @@ def main():
         new_nodes += [
             helper.make_node("Transpose", [n.input[0]], [pre + "_t1"], perm=[0, 2, 1, 3, 4]),
             helper.make_node("Reshape", [pre + "_t1", pre + "_s1"], [pre + "_r1"]),
-            helper.make_node("ConvTranspose", ins, [pre + "_c"], strides=s[1:], kernel_shape=[kh, kw]),
+            helper.make_node("ConvTranspose", ins, [pre + "_c"], **hw),
             helper.make_node("Reshape", [pre + "_c", pre + "_s2"], [pre + "_r2"]),
             helper.make_node("Transpose", [pre + "_r2"], [pre + "_t2"], perm=[0, 2, 1, 3, 4, 5]),
             helper.make_node("Reshape", [pre + "_t2", pre + "_s3"], [n.output[0]]),

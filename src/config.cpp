@@ -279,12 +279,18 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, cons
                          [](const Diagnostic& d) { return d.outcome == Outcome::Fail && d.shown(); });
   };
   const auto before = failures_shown();
+  const RuleLevel rule_level = [&settings](const Rule& rule, Severity& severity) {
+    if (!settings.select.empty() && !matches_prefix(rule.id, settings.select)) return false;
+    if (matches_prefix(rule.id, settings.ignore)) return false;
+    auto level = settings.severity.find(rule.id);
+    if (level != settings.severity.end()) severity = level->second;
+    return true;
+  };
   std::vector<Diagnostic> kept;
   for (auto& d : r.diagnostics) {
-    if (!settings.select.empty() && !matches_prefix(d.rule->id, settings.select)) continue;
-    if (matches_prefix(d.rule->id, settings.ignore)) continue;
-    auto level = settings.severity.find(d.rule->id);
-    if (level != settings.severity.end() && d.outcome == Outcome::Fail) d.severity = level->second;
+    Severity severity = d.severity;
+    if (!rule_level(*d.rule, severity)) continue;
+    if (d.outcome == Outcome::Fail) d.severity = severity;
     kept.push_back(std::move(d));
   }
   r.diagnostics = std::move(kept);
@@ -329,13 +335,14 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, cons
   }
   r.summary = summarize(r.facts, r.placement, r.diagnostics);
   // Plans follow the findings that remain; recompute only when some changed.
-  const bool changed = failures_shown() != before || !settings.severity.empty();
+  const bool changed = failures_shown() != before || !settings.severity.empty() || !settings.select.empty() ||
+                       !settings.ignore.empty();
   if (changed) {
     std::vector<Diagnostic> shown;
     for (const auto& d : r.diagnostics) {
       if (d.shown()) shown.push_back(d);
     }
-    r.fix_plans = plan_fixes(r.facts, shown, platform);
+    r.fix_plans = plan_fixes(r.facts, shown, platform, rule_level);
   }
 }
 

@@ -26,6 +26,7 @@ struct ValueFacts {
   const onnx::TensorProto* data = nullptr;  // small constant data shape inference may read (Reshape's shape)
   const IntValues* values = nullptr;        // integer values the walk computed
   uint32_t cause = 0;                       // root cause of what is unknown about it
+  const onnx::TensorProto* initializer = nullptr;  // when it is one (of this graph)
 };
 // Value name -> facts for one graph. Open addressing in one array: this is
 // the hottest lookup of fact extraction (every node input and output), and a
@@ -212,6 +213,7 @@ class Walker {
     for (const auto& init : graph.initializer()) {
       auto& v = scope[init.name()];
       v.is_const = true;
+      v.initializer = &init;
       if (has_inline_data(init)) v.data = &init;
       if (v.type == nullptr) v.type = type_of(init);
     }
@@ -599,7 +601,7 @@ class Walker {
       if (v == nullptr) {
         f.inputs.push_back({node.input(k), nullptr, false, false, nullptr, nullptr, 0});
       } else {
-        f.inputs.push_back({node.input(k), v->type, v->is_const, v->shape_derived, v->data, v->values, v->cause});
+        f.inputs.push_back({node.input(k), v->type, v->is_const, v->shape_derived, v->data, v->values, v->cause, v->initializer});
       }
     }
     out_.nodes.push_back(std::move(f));

@@ -10,16 +10,17 @@
 #include <unordered_map>
 #include <map>
 #include <set>
+#include <atomic>
+#include <system_error>
+#include <thread>
 
 #include "bpulint/convtranspose3d_rewrite.h"
 #include "bpulint/model_checker.h"
 #include "bpulint/model_writer.h"
-#include "bpulint/reference_kernels.h"
+#include "bpulint/fix_proof.h"
 
 namespace bpulint {
 namespace {
-
-constexpr int kTrials = 2;
 
 // Where a node of the facts lives in the mutable copy of the model.
 struct NodeSlot {
@@ -79,84 +80,48 @@ void collect_uses(const onnx::GraphProto& g, std::map<std::string, int>& uses) {
   }
 }
 
-bool tensor_of(const std::vector<int64_t>& dims, const std::string& bytes, Tensor& out) {
-  out.shape = dims;
-  out.data.resize(bytes.size() / 4);
-  if (static_cast<int64_t>(out.data.size()) != out.size()) return false;
-  std::memcpy(out.data.data(), bytes.data(), bytes.size());
-  return true;
-}
+// A rewrite built for one node, waiting for its proof.
+struct Candidate {
+  size_t result = 0;  // index into FixRun::results
+  NodeSlot slot;
+  const NodeFacts* facts = nullptr;
+  RewriteInputs in;
+  FoundInitializer weight, bias;
+  Rewrite rewrite;
+};
 
-std::vector<int64_t> dims_of(const onnx::TensorProto& t) { return {t.dims().begin(), t.dims().end()}; }
-
-// Runs the original ConvTranspose with the reference kernel and the rewrite
-// with the small interpreter, on the same seeded random inputs.
-bool prove(const ModelReport& report, const NodeFixPlan& plan, const RewriteInputs& in, const Rewrite& rewrite,
-           FixResult& result, std::string& error) {
-  const ConvTransposeParams& p = plan.params;
-  std::string bytes;
-  Tensor weight, bias;
-  if (!read_tensor_bytes(*report.loaded, *in.weight, bytes, error) || !tensor_of(dims_of(*in.weight), bytes, weight)) {
-    error = "cannot read the weight: " + error;
-    return false;
+// Proves every candidate and records the outcome in its result. Proofs are
+// independent and read only shared, unchanging data (the model copy, the
+// facts, the source file) besides the shared layout proofs (locked), so they
+// run on up to 4 threads.
+void prove_all(const std::vector<Candidate>& candidates, std::vector<FixResult>& results,
+               const TensorBytesReader& reader) {
+  LayoutProofs layouts;  // layers of one shape share their layout proof
+  auto prove_one = [&](const Candidate& c) {
+    FixResult& result = results[c.result];
+    ProofRecord proof;
+    std::string error;
+    result.applied = prove_rewrite(result.fix_id, c.in, c.rewrite, reader, *c.facts,
+                                   0x5eed0000u + static_cast<uint64_t>(result.node), proof, error, &layouts);
+    if (!result.applied) result.reason = "not proven, so not applied: " + error;
+    result.trials = static_cast<int>(proof.input_shapes.size());
+    result.seed = proof.seed;
+    result.max_abs_error = proof.max_abs_error;
+    result.proof_input_shapes = std::move(proof.input_shapes);
+  };
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < candidates.size(); i = next++) prove_one(candidates[i]);
+  };
+  const size_t threads = std::min<size_t>({candidates.size(), std::max(1u, std::thread::hardware_concurrency()), 4});
+  std::vector<std::thread> workers;
+  try {
+    for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // no more threads: the ones started and this one finish the work
   }
-  if (p.has_bias && (!read_tensor_bytes(*report.loaded, *in.bias, bytes, error) ||
-                     !tensor_of(dims_of(*in.bias), bytes, bias))) {
-    error = "cannot read the bias: " + error;
-    return false;
-  }
-  // The interpreter reads inline data only: give it materialised copies.
-  std::vector<onnx::TensorProto> materialised;
-  materialised.reserve(rewrite.initializers.size());
-  for (const auto& t : rewrite.initializers) {
-    materialised.push_back(t);
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      if (!read_tensor_bytes(*report.loaded, t, bytes, error)) return false;
-      materialised.back().clear_external_data();
-      materialised.back().clear_data_location();
-      materialised.back().set_raw_data(bytes);
-    }
-  }
-  std::map<std::string, const onnx::TensorProto*> initializers;
-  for (const auto& t : materialised) initializers[t.name()] = &t;
-  std::vector<const onnx::NodeProto*> nodes;
-  for (const auto& n : rewrite.nodes) nodes.push_back(&n);
-
-  ConvAttrs attrs;
-  attrs.strides = p.strides;
-  attrs.pads = p.pads;
-  attrs.dilations = p.dilations;
-  attrs.output_padding = p.output_padding;
-  attrs.group = p.group;
-  std::vector<int64_t> shape = p.input_shape;
-  if (shape[0] < 0) shape[0] = 2;  // a dynamic batch is proven with two items
-  result.verified_input_shape = shape;
-  result.seed = 0x5eed0000u + static_cast<uint64_t>(plan.node);
-  result.max_abs_error = 0;
-  for (int trial = 0; trial < kTrials; ++trial) {
-    const Tensor x = random_tensor(shape, result.seed + static_cast<uint64_t>(trial));
-    Tensor expected;
-    if (!conv_transpose(x, weight, p.has_bias ? &bias : nullptr, attrs, expected, error)) return false;
-    std::map<std::string, Tensor> values;
-    values[in.node->input(0)] = x;
-    if (!run_nodes(nodes, initializers, values, error)) return false;
-    auto it = values.find(in.node->output(0));
-    if (it == values.end()) {
-      error = "the rewrite does not produce '" + in.node->output(0) + "'";
-      return false;
-    }
-    const double diff = max_abs_diff(expected, it->second);
-    result.max_abs_error = std::max(result.max_abs_error, diff);
-    ++result.trials;
-    float scale = 1.0f;
-    for (float v : expected.data) scale = std::max(scale, std::fabs(v));
-    // The rewrites are exact up to float summation order.
-    if (!(diff <= 1e-5 * scale)) {
-      error = "outputs differ by " + std::to_string(diff) + " on random input " + std::to_string(trial);
-      return false;
-    }
-  }
-  return true;
+  work();
+  for (auto& w : workers) w.join();
 }
 
 struct Planned {
@@ -202,10 +167,31 @@ void share_identical_initializers(const std::vector<std::pair<onnx::GraphProto*,
 
 // The weights left in the source file resolve against the source's folder,
 // so the checker runs with that folder as its model dir.
-bool check_model_validity(const onnx::ModelProto& model, const std::string& model_dir, std::string& error) {
+// The initializers of a graph and its subgraphs whose float payload is large.
+void large_payloads(onnx::GraphProto& g, std::vector<onnx::TensorProto*>& out) {
+  for (auto& t : *g.mutable_initializer()) {
+    if (t.data_type() == onnx::TensorProto::FLOAT && t.raw_data().size() > kInlinePayloadLimit) out.push_back(&t);
+  }
+  for (auto& n : *g.mutable_node()) {
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) large_payloads(*a.mutable_g(), out);
+      for (auto& sub : *a.mutable_graphs()) large_payloads(sub, out);
+    }
+  }
+}
+
+// Strict inference runs on a copy, and never reads float weights: the large
+// payloads (inline rewritten weights of conv3d-1x1x1) are moved aside while
+// copying instead of being held twice.
+bool check_model_validity(onnx::ModelProto& model, const std::string& model_dir, std::string& error) {
   if (!check_onnx_model(model, model_dir, error)) return false;
   try {
+    std::vector<onnx::TensorProto*> large;
+    large_payloads(*model.mutable_graph(), large);
+    std::vector<std::string> aside(large.size());
+    for (size_t i = 0; i < large.size(); ++i) large[i]->mutable_raw_data()->swap(aside[i]);
     onnx::ModelProto copy = model;
+    for (size_t i = 0; i < large.size(); ++i) large[i]->mutable_raw_data()->swap(aside[i]);
     onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/false);
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), strict);
   } catch (const std::exception& e) {
@@ -217,37 +203,6 @@ bool check_model_validity(const onnx::ModelProto& model, const std::string& mode
 }
 
 }  // namespace
-
-const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not) {
-  if (strategy == "auto") {
-    if (const FixOption* r = plan.recommended()) return r;
-    // The blocker first; said once when every fix kind has the same one.
-    std::vector<std::pair<std::string, std::string>> reasons;
-    for (const auto& o : plan.options) {
-      if (!o.applicable) reasons.push_back({o.id, o.why_not});
-      else if (!o.new_violations.empty()) reasons.push_back({o.id, "its nodes break " + o.new_violations.front()});
-    }
-    const bool same = std::all_of(reasons.begin(), reasons.end(),
-                                  [&](const auto& r) { return r.second == reasons.front().second; });
-    if (!reasons.empty() && same) {
-      why_not = reasons.front().second + " (no fix applies)";
-    } else {
-      why_not = "no fix applies";
-      for (const auto& [id, reason] : reasons) why_not += "; " + id + ": " + reason;
-    }
-    return nullptr;
-  }
-  for (const auto& o : plan.options) {
-    if (o.id != strategy) continue;
-    if (!o.applicable) {
-      why_not = o.id + " does not apply: " + o.why_not;
-      return nullptr;
-    }
-    return &o;
-  }
-  why_not = "the rule does not offer " + strategy;
-  return nullptr;
-}
 
 size_t FixRun::applied() const {
   size_t n = 0;
@@ -267,7 +222,9 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
     return read_tensor_bytes(*report.loaded, t, bytes, error);
   };
 
-  std::vector<Planned> planned;
+  // Rewrites are built in node order (names are handed out in that order),
+  // proven side by side, then spliced in node order.
+  std::vector<Candidate> candidates;
   for (const auto& plan : plans) {
     FixResult result;
     result.node = plan.node;
@@ -279,29 +236,36 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
       continue;
     }
     result.fix_id = option->id;
+    result.input_shape = plan.params.input_shape;
     const NodeSlot& slot = slots[static_cast<size_t>(plan.node)];
     const onnx::NodeProto& node = slot.graph->node(slot.index);
-    RewriteInputs in;
-    in.node = &node;
-    in.label = facts.display_name;
-    in.params = plan.params;
-    const FoundInitializer weight = find_initializer(slot, node.input(1));
-    const FoundInitializer bias = plan.params.has_bias ? find_initializer(slot, node.input(2)) : FoundInitializer{};
-    in.weight = weight.tensor;
-    in.bias = bias.tensor;
-    Rewrite rewrite;
+    Candidate c;
+    c.result = run.results.size();
+    c.slot = slot;
+    c.facts = &facts;
+    c.in.node = &node;
+    c.in.label = facts.display_name;
+    c.in.params = plan.params;
+    c.weight = find_initializer(slot, node.input(1));
+    c.bias = plan.params.has_bias ? find_initializer(slot, node.input(2)) : FoundInitializer{};
+    c.in.weight = c.weight.tensor;
+    c.in.bias = c.bias.tensor;
     std::string error;
-    if (weight.tensor == nullptr || (plan.params.has_bias && bias.tensor == nullptr)) {
+    if (!plan.inputs_blocker.empty()) {
+      result.reason = plan.inputs_blocker;
+    } else if (c.weight.tensor == nullptr || (plan.params.has_bias && c.bias.tensor == nullptr)) {
       result.reason = "the weight and bias must be initializers (not computed or graph inputs)";
-    } else if (!build_rewrite(option->id, in, names, &reader, rewrite, error)) {
+    } else if (!build_rewrite(option->id, c.in, names, &reader, c.rewrite, error)) {
       result.reason = "cannot build the rewrite: " + error;
-    } else if (!prove(report, plan, in, rewrite, result, error)) {
-      result.reason = "not proven, so not applied: " + error;
     } else {
-      result.applied = true;
-      planned.push_back({slot, std::move(rewrite), {weight, bias}});
+      candidates.push_back(std::move(c));
     }
     run.results.push_back(std::move(result));
+  }
+  prove_all(candidates, run.results, reader);
+  std::vector<Planned> planned;
+  for (auto& c : candidates) {
+    if (run.results[c.result].applied) planned.push_back({c.slot, std::move(c.rewrite), {c.weight, c.bias}});
   }
   if (planned.empty()) return run;
 

@@ -21,10 +21,15 @@ bool int_list(const Value* v, std::vector<int64_t>& out) {
   return true;
 }
 
+struct Violations {
+  std::vector<std::string> found;  // errors first, then warnings
+  int errors = 0;
+};
+
 // The platform's verdict on the replacement nodes alone: a mini model holding
 // just the rewrite (weights as shapes only) goes through facts and evaluation.
-std::vector<std::string> replacement_violations(const std::string& fix, const NodeFacts& node,
-                                                const ConvTransposeParams& p, const Platform& platform) {
+Violations replacement_violations(const std::string& fix, const NodeFacts& node, const ConvTransposeParams& p,
+                                  const Platform& platform, const RuleLevel& level) {
   onnx::ModelProto mini;
   mini.set_ir_version(8);
   auto* opset = mini.add_opset_import();
@@ -53,7 +58,7 @@ std::vector<std::string> replacement_violations(const std::string& fix, const No
   NameAllocator names = NameAllocator::for_model(mini);
   Rewrite rewrite;
   std::string error;
-  if (!build_rewrite(fix, in, names, nullptr, rewrite, error)) return {"cannot build the rewrite: " + error};
+  if (!build_rewrite(fix, in, names, nullptr, rewrite, error)) return {{"cannot build the rewrite: " + error}, 1};
   for (auto& n : rewrite.nodes) *graph->add_node() = std::move(n);
   for (auto& t : rewrite.initializers) *graph->add_initializer() = std::move(t);
 
@@ -61,23 +66,35 @@ std::vector<std::string> replacement_violations(const std::string& fix, const No
   loaded.path = "<replacement>";
   loaded.model = &mini;
   ModelFacts facts;
-  if (!extract_facts(loaded, {}, facts, error)) return {"cannot analyse the rewrite: " + error};
-  std::vector<std::string> out;
+  if (!extract_facts(loaded, {}, facts, error)) return {{"cannot analyse the rewrite: " + error}, 1};
+  Violations out;
+  std::vector<std::string> warnings;
   for (const auto& d : evaluate(facts, platform)) {
-    if (d.outcome == Outcome::Fail && d.severity == Severity::Error && d.node >= 0) {
-      const auto& n = facts.nodes[static_cast<size_t>(d.node)];
-      out.push_back(d.rule->id + " on " + n.op_type + " '" + n.display_name + "': " + d.message);
-    }
+    if (d.outcome != Outcome::Fail || d.node < 0) continue;
+    Severity severity = d.severity;
+    if (level && !level(*d.rule, severity)) continue;
+    if (severity == Severity::Note) continue;
+    const auto& n = facts.nodes[static_cast<size_t>(d.node)];
+    const bool is_error = severity == Severity::Error;
+    (is_error ? out.found : warnings)
+        .push_back(d.rule->id + (is_error ? "" : " (warning)") + " on " + n.op_type + " '" + n.display_name + "': " +
+                   d.message);
+    out.errors += is_error ? 1 : 0;
   }
+  out.found.insert(out.found.end(), warnings.begin(), warnings.end());
   return out;
 }
 
-// Best first: applicable, then free of new violations, then the fewest
-// intermediate channels (what the BPU's convolution cost follows: the case
-// study measured 1.55x between 320 and 1280 channels), then data moved, MACs.
+// Best first: applicable, then free of new errors, then the fewest new
+// warnings, then the fewest intermediate channels (what the BPU's convolution
+// cost follows: the case study measured 1.55x between 320 and 1280 channels),
+// then data moved, MACs.
 bool better(const FixOption& a, const FixOption& b) {
   if (a.applicable != b.applicable) return a.applicable;
-  if (a.new_violations.empty() != b.new_violations.empty()) return a.new_violations.empty();
+  if ((a.new_errors == 0) != (b.new_errors == 0)) return a.new_errors == 0;
+  const size_t warnings_a = a.new_violations.size() - static_cast<size_t>(a.new_errors);
+  const size_t warnings_b = b.new_violations.size() - static_cast<size_t>(b.new_errors);
+  if (warnings_a != warnings_b) return warnings_a < warnings_b;
   auto key = [](const FixCost& c) {
     auto known = [](int64_t v) { return v < 0 ? INT64_MAX : v; };
     return std::make_tuple(known(c.intermediate_channels), known(c.moved_elements), known(c.macs));
@@ -86,6 +103,43 @@ bool better(const FixOption& a, const FixOption& b) {
 }
 
 }  // namespace
+
+const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not) {
+  if (strategy == "auto") {
+    if (const FixOption* r = plan.recommended()) return r;
+    // The blocker first; said once when every fix kind has the same one.
+    std::vector<std::pair<std::string, std::string>> reasons;
+    for (const auto& o : plan.options) {
+      if (!o.applicable) reasons.push_back({o.id, o.why_not});
+      else if (o.new_errors > 0) reasons.push_back({o.id, "its nodes break " + o.new_violations.front()});
+    }
+    const bool same = std::all_of(reasons.begin(), reasons.end(),
+                                  [&](const auto& r) { return r.second == reasons.front().second; });
+    if (!reasons.empty() && same) {
+      why_not = reasons.front().second + " (no fix applies)";
+    } else {
+      why_not = "no fix applies";
+      for (const auto& [id, reason] : reasons) why_not += "; " + id + ": " + reason;
+    }
+    return nullptr;
+  }
+  for (const auto& o : plan.options) {
+    if (o.id != strategy) continue;
+    if (!o.applicable) {
+      why_not = o.id + " does not apply: " + o.why_not;
+      return nullptr;
+    }
+    return &o;
+  }
+  why_not = "the rule does not offer " + strategy;
+  return nullptr;
+}
+
+std::string NodeFixPlan::fix_blocked() const {
+  std::string why_not;
+  if (choose_fix(*this, "auto", why_not) == nullptr) return why_not;
+  return inputs_blocker;
+}
 
 const FixOption* NodeFixPlan::recommended() const {
   for (const auto& o : options) {
@@ -158,9 +212,31 @@ std::string violation_key(const std::string& fix, const NodeFacts& n, const Conv
   return key;
 }
 
+namespace {
+
+// What apply_fixes needs of the weight and bias: float32 initializers (a
+// computed weight or a graph input has no bytes to rewrite).
+std::string inputs_blocker(const NodeFacts& n, const ConvTransposeParams& p) {
+  for (size_t i = 1; i < (p.has_bias ? 3u : 2u) && i < n.inputs.size(); ++i) {
+    const TensorFacts& t = n.inputs[i];
+    const char* what = i == 1 ? "weight" : "bias";
+    if (t.initializer == nullptr) {
+      return std::string("its ") + what + " '" + std::string(t.name) +
+             "' is not an initializer (computed, or a graph input), so --fix has no bytes to rewrite";
+    }
+    if (t.initializer->data_type() != onnx::TensorProto::FLOAT) {
+      return std::string("its ") + what + " '" + std::string(t.name) + "' is " +
+             dtype_name(t.initializer->data_type()) + "; the rewrites handle float32";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<Diagnostic>& diagnostics,
-                                    const Platform& platform) {
-  std::map<std::string, std::vector<std::string>> violations_cache;
+                                    const Platform& platform, const RuleLevel& level) {
+  std::map<std::string, Violations> violations_cache;
   // Fix ids per node, in the order their rules list them.
   std::map<long, std::vector<std::string>> wanted;
   for (const auto& d : diagnostics) {
@@ -201,16 +277,18 @@ std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<D
         const std::string key = violation_key(id, n, plan.params);
         auto cached = violations_cache.find(key);
         if (cached == violations_cache.end()) {
-          cached = violations_cache.emplace(key, replacement_violations(id, n, plan.params, platform)).first;
+          cached = violations_cache.emplace(key, replacement_violations(id, n, plan.params, platform, level)).first;
         }
-        o.new_violations = cached->second;
+        o.new_violations = cached->second.found;
+        o.new_errors = cached->second.errors;
       }
       plan.options.push_back(std::move(o));
     }
     std::stable_sort(plan.options.begin(), plan.options.end(), better);
-    if (!plan.options.empty() && plan.options.front().applicable && plan.options.front().new_violations.empty()) {
+    if (!plan.options.empty() && plan.options.front().applicable && plan.options.front().new_errors == 0) {
       plan.options.front().recommended = true;
     }
+    if (plan.params_known) plan.inputs_blocker = inputs_blocker(n, plan.params);
     plans.push_back(std::move(plan));
   }
   return plans;

@@ -243,14 +243,17 @@ class Runner {
 
   void write_snippet(const ModelReport& r) {
     std::vector<SnippetLayer> layers;
+    size_t replaced = 0;
     for (const auto& plan : r.fix_plans) {
       std::string why_not;
       const FixOption* chosen = choose_fix(plan, o_.fix_strategy, why_not);
-      if (chosen == nullptr) continue;
-      layers.push_back({chosen->id, plan.params, torch_module_path(r.facts.nodes[static_cast<size_t>(plan.node)].name)});
+      const NodeFacts& node = r.facts.nodes[static_cast<size_t>(plan.node)];
+      layers.push_back({chosen != nullptr ? chosen->id : "", plan.params, torch_module_path(node.name),
+                        chosen != nullptr ? "" : why_not, node.display_name});
+      replaced += chosen != nullptr ? 1 : 0;
     }
     std::ostream& log = text_output() ? out_ : std::cerr;
-    if (layers.empty()) {
+    if (replaced == 0) {
       log << r.path << ": no layer has an applicable fix; no PyTorch snippet written\n";
       return;
     }
@@ -260,8 +263,11 @@ class Runner {
       broken_ = true;
       return;
     }
-    log << r.path << ": wrote PyTorch replacements for " << layers.size() << " layer" << (layers.size() == 1 ? "" : "s")
-        << " to " << o_.pytorch_snippet << "\n";
+    const size_t left = layers.size() - replaced;
+    log << r.path << ": wrote PyTorch replacements for " << replaced << " layer" << (replaced == 1 ? "" : "s")
+        << " to " << o_.pytorch_snippet;
+    if (left > 0) log << " (" << left << " flagged layer" << (left == 1 ? "" : "s") << " left as is, each with a comment saying why)";
+    log << "\n";
   }
 
   // --fix: rewrite, prove, write, then lint the written model with the same configuration.

@@ -626,24 +626,27 @@ bool resolve_location(const LoadedModel& m, const std::string& location,
   return true;
 }
 
-bool read_external(const LoadedModel& m, const onnx::TensorProto& t,
-                   std::string& bytes, std::string& error) {
+// Opens the file of an external reference and checks the byte range against
+// its size; `fd` is owned by the caller.
+bool open_external(const LoadedModel& m, const onnx::TensorProto& t, ExternalSpan& span, int& fd,
+                   std::string& error) {
   ExternalRef ref;
   if (!parse_external_ref(t, ref, error)) return false;
   fs::path file;
   if (!resolve_location(m, ref.location, file, error)) return false;
 
   // O_NONBLOCK as in MappedFile::open: a FIFO must not hang the linter.
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     error = "external data '" + ref.location +
             "': " + MappedFile::open_error(errno);
     return false;
   }
-  FdGuard guard(fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     error = "external data '" + ref.location + "': not a regular file";
+    ::close(fd);
+    fd = -1;
     return false;
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
@@ -651,6 +654,8 @@ bool read_external(const LoadedModel& m, const onnx::TensorProto& t,
     error = "external data '" + ref.location + "': offset " +
             std::to_string(ref.offset) + " beyond end of file (" +
             std::to_string(size) + " bytes)";
+    ::close(fd);
+    fd = -1;
     return false;
   }
   const uint64_t length = ref.has_length ? ref.length : size - ref.offset;
@@ -658,11 +663,26 @@ bool read_external(const LoadedModel& m, const onnx::TensorProto& t,
     error = "external data '" + ref.location + "': offset " +
             std::to_string(ref.offset) + " + length " + std::to_string(length) +
             " beyond end of file (" + std::to_string(size) + " bytes)";
+    ::close(fd);
+    fd = -1;
     return false;
   }
-  bytes.resize(static_cast<size_t>(length));
-  if (!pread_all(fd, ref.offset, length, bytes.data(), error)) {
-    error = "external data '" + ref.location + "': " + error;
+  span.file = file.string();
+  span.location = ref.location;
+  span.offset = ref.offset;
+  span.length = length;
+  return true;
+}
+
+bool read_external(const LoadedModel& m, const onnx::TensorProto& t,
+                   std::string& bytes, std::string& error) {
+  ExternalSpan span;
+  int fd = -1;
+  if (!open_external(m, t, span, fd, error)) return false;
+  FdGuard guard(fd);
+  bytes.resize(static_cast<size_t>(span.length));
+  if (!pread_all(fd, span.offset, span.length, bytes.data(), error)) {
+    error = "external data '" + span.location + "': " + error;
     return false;
   }
   return true;
@@ -783,6 +803,18 @@ bool read_tensor_bytes(const LoadedModel& m, const onnx::TensorProto& t,
     return typed_to_raw(t, bytes, error);
   } catch (const std::bad_alloc&) {
     error = "out of memory";
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  return false;
+}
+
+bool external_span(const LoadedModel& m, const onnx::TensorProto& t, ExternalSpan& span, std::string& error) {
+  try {
+    int fd = -1;
+    if (!open_external(m, t, span, fd, error)) return false;
+    ::close(fd);
+    return true;
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -1,6 +1,6 @@
 #include "bpulint/model_writer.h"
 
-#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/coded_stream.h>
 
 #include <cerrno>
 #include <climits>
@@ -8,9 +8,12 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <functional>
-#include <vector>
+#include <map>
+#include <memory>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 #include "bpulint/output_file.h"
 
@@ -18,17 +21,8 @@ namespace bpulint {
 namespace fs = std::filesystem;
 namespace {
 
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
-  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-std::string folder_of(const std::string& path) {
-  const fs::path parent = fs::path(path).parent_path();
-  return parent.empty() ? std::string(".") : parent.string();
-}
-
-// Every TensorProto of the model, subgraphs and functions included.
+// Every TensorProto of a graph: initializers, sparse initializers, attribute
+// tensors, and the same in subgraphs.
 void for_each_tensor(onnx::GraphProto& g, const std::function<bool(onnx::TensorProto&)>& fn, bool& ok) {
   for (auto& t : *g.mutable_initializer()) ok = ok && fn(t);
   for (auto& s : *g.mutable_sparse_initializer()) ok = ok && fn(*s.mutable_values()) && fn(*s.mutable_indices());
@@ -42,32 +36,189 @@ void for_each_tensor(onnx::GraphProto& g, const std::function<bool(onnx::TensorP
   }
 }
 
-// Embeds payloads the loader left in the source file, and external data that
-// would not resolve from the output's folder.
-bool embed_payloads(const LoadedModel& source, onnx::ModelProto& model, bool same_folder, std::string& error) {
+// ... and of a whole model: its graph and its model-local functions.
+bool for_each_tensor(onnx::ModelProto& model, const std::function<bool(onnx::TensorProto&)>& fn) {
   bool ok = true;
-  auto embed = [&](onnx::TensorProto& t) {
-    if (t.data_location() != onnx::TensorProto::EXTERNAL) return true;
-    if (same_folder && !is_self_reference(source, t)) return true;  // the user's own external file stays
-    std::string bytes;
-    if (!read_tensor_bytes(source, t, bytes, error)) {
+  for_each_tensor(*model.mutable_graph(), fn, ok);
+  for (auto& f : *model.mutable_functions()) {
+    for (auto& n : *f.mutable_node()) {
+      for (auto& a : *n.mutable_attribute()) {
+        if (a.has_t()) ok = ok && fn(*a.mutable_t());
+        for (auto& t : *a.mutable_tensors()) ok = ok && fn(t);
+        if (a.has_g()) for_each_tensor(*a.mutable_g(), fn, ok);
+        for (auto& sub : *a.mutable_graphs()) for_each_tensor(sub, fn, ok);
+      }
+    }
+  }
+  return ok;
+}
+
+bool is_external(const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto::EXTERNAL; }
+
+// The source files the payloads are copied from, each opened once.
+class SourceFiles {
+ public:
+  SourceFiles() = default;
+  SourceFiles(const SourceFiles&) = delete;
+  SourceFiles& operator=(const SourceFiles&) = delete;
+  ~SourceFiles() {
+    for (auto& [path, fd] : fds_) ::close(fd);
+  }
+  int open(const ExternalSpan& span, std::string& error) {
+    auto it = fds_.find(span.file);
+    if (it != fds_.end()) return it->second;
+    const int fd = ::open(span.file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      error = "external data '" + span.location + "': " + std::strerror(errno);
+      return -1;
+    }
+    fds_.emplace(span.file, fd);
+    return fd;
+  }
+
+ private:
+  std::map<std::string, int> fds_;
+};
+
+bool copy_span(const ExternalSpan& span, SourceFiles& sources, AtomicFile& out, std::string& error) {
+  const int fd = sources.open(span, error);
+  return fd >= 0 && out.copy_from(fd, span.offset, span.length, error);
+}
+
+// Puts the bytes of an external tensor into raw_data (for tensors outside the
+// main graph's initializer list: attribute tensors, subgraphs, functions).
+bool embed_in_memory(const LoadedModel& source, onnx::TensorProto& t, std::string& error) {
+  std::string bytes;
+  if (!read_tensor_bytes(source, t, bytes, error)) {
+    error = "tensor '" + t.name() + "': " + error;
+    return false;
+  }
+  t.clear_external_data();
+  t.clear_data_location();
+  t.set_raw_data(std::move(bytes));
+  return true;
+}
+
+// Moves the fields of `m` numbered below `number` into `head` and those above
+// it into `tail`, unknown fields with them: protobuf writes a message as its
+// fields in number order, unknown fields last, so head + field + tail
+// serialize to exactly what `m` would.
+void split_at(google::protobuf::Message& m, int number, google::protobuf::Message& head,
+              google::protobuf::Message& tail) {
+  const google::protobuf::Reflection* r = m.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> set, below, above;
+  r->ListFields(m, &set);
+  for (const auto* f : set) {
+    if (f->number() < number) below.push_back(f);
+    if (f->number() > number) above.push_back(f);
+  }
+  r->SwapFields(&m, &head, below);
+  r->SwapFields(&m, &tail, above);
+  tail.GetReflection()->MutableUnknownFields(&tail)->Swap(r->MutableUnknownFields(&m));
+}
+
+std::string field_header(int number, uint64_t length) {
+  std::string out;
+  google::protobuf::io::StringOutputStream stream(&out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.WriteTag(static_cast<uint32_t>(number) << 3 | 2);  // length-delimited
+  coded.WriteVarint64(length);
+  coded.Trim();
+  return out;
+}
+
+// The output as pieces: bytes, or a byte range of a source file.
+struct Piece {
+  std::string bytes;
+  const ExternalSpan* span = nullptr;
+};
+
+class Pieces {
+ public:
+  void add(std::string bytes) {
+    size_ += bytes.size();
+    if (list_.empty() || list_.back().span != nullptr) list_.emplace_back();
+    list_.back().bytes += bytes;
+  }
+  void add(const ExternalSpan& span) {
+    size_ += span.length;
+    list_.push_back({{}, &span});
+  }
+  void append(Pieces&& other) {
+    for (auto& p : other.list_) {
+      if (p.span != nullptr) add(*p.span);
+      else add(std::move(p.bytes));
+    }
+  }
+  uint64_t size() const { return size_; }
+  bool write(SourceFiles& sources, AtomicFile& out, std::string& error) const {
+    for (const auto& p : list_) {
+      if (p.span != nullptr ? !copy_span(*p.span, sources, out, error)
+                            : !out.write(p.bytes.data(), p.bytes.size(), error)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::vector<Piece> list_;
+  uint64_t size_ = 0;
+};
+
+// The main graph's initializers, each serialized with its payload copied from
+// its file between its fields (canonical order: dims, data_type, name, then
+// raw_data, then doc_string), the rest of the model around them: the file is
+// byte for byte what SerializeToString of the embedded model would give, and
+// no payload is ever held in memory.
+bool plan_embedded(const LoadedModel& source, onnx::ModelProto& model, std::vector<std::unique_ptr<ExternalSpan>>& spans,
+                   Pieces& out, std::string& error) {
+  // Payloads elsewhere (rare and small: attribute tensors, subgraphs, functions) are read into memory.
+  onnx::GraphProto& graph = *model.mutable_graph();
+  std::set<const onnx::TensorProto*> top;
+  for (const auto& t : graph.initializer()) top.insert(&t);
+  if (!for_each_tensor(model, [&](onnx::TensorProto& t) {
+        return !is_external(t) || top.count(&t) != 0 || embed_in_memory(source, t, error);
+      })) {
+    return false;
+  }
+
+  onnx::ModelProto model_head, model_tail;
+  split_at(model, onnx::ModelProto::kGraphFieldNumber, model_head, model_tail);
+  onnx::GraphProto graph_head, graph_tail;
+  split_at(graph, onnx::GraphProto::kInitializerFieldNumber, graph_head, graph_tail);
+
+  Pieces body;  // the graph's fields
+  body.add(graph_head.SerializeAsString());
+  for (auto& t : *graph.mutable_initializer()) {
+    if (!is_external(t)) {
+      const std::string bytes = t.SerializeAsString();
+      body.add(field_header(onnx::GraphProto::kInitializerFieldNumber, bytes.size()) + bytes);
+      continue;
+    }
+    spans.push_back(std::make_unique<ExternalSpan>());
+    const ExternalSpan& span = *spans.back();
+    if (!external_span(source, t, *spans.back(), error)) {
       error = "tensor '" + t.name() + "': " + error;
       return false;
     }
     t.clear_external_data();
     t.clear_data_location();
-    t.set_raw_data(std::move(bytes));
-    return true;
-  };
-  for_each_tensor(*model.mutable_graph(), embed, ok);
-  for (auto& f : *model.mutable_functions()) {
-    for (auto& n : *f.mutable_node()) {
-      for (auto& a : *n.mutable_attribute()) {
-        if (a.has_t()) ok = ok && embed(*a.mutable_t());
-      }
-    }
+    onnx::TensorProto head, tail;
+    split_at(t, onnx::TensorProto::kRawDataFieldNumber, head, tail);
+    const std::string h = head.SerializeAsString(), tl = tail.SerializeAsString();
+    const std::string raw = field_header(onnx::TensorProto::kRawDataFieldNumber, span.length);
+    body.add(field_header(onnx::GraphProto::kInitializerFieldNumber, h.size() + raw.size() + span.length + tl.size()) +
+             h + raw);
+    body.add(span);
+    body.add(tl);
   }
-  return ok;
+  body.add(graph_tail.SerializeAsString());
+
+  out.add(model_head.SerializeAsString() + field_header(onnx::ModelProto::kGraphFieldNumber, body.size()));
+  out.append(std::move(body));
+  out.add(model_tail.SerializeAsString());
+  return true;
 }
 
 }  // namespace
@@ -90,66 +241,65 @@ uint64_t external_length(const onnx::TensorProto& t) {
 // Payload bytes embedding would add to the serialized model.
 uint64_t bytes_to_embed(onnx::ModelProto& model) {
   uint64_t total = 0;
-  bool ok = true;
-  for_each_tensor(*model.mutable_graph(), [&](onnx::TensorProto& t) {
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+  for_each_tensor(model, [&](onnx::TensorProto& t) {
+    if (is_external(t)) {
       const uint64_t n = external_length(t);
       total = n == UINT64_MAX || total + n < total ? UINT64_MAX : total + n;
     }
     return true;
-  }, ok);
+  });
   return total;
 }
 
 constexpr uint64_t kInlineLimit = 1024;  // smaller tensors stay inline in external-data mode
 constexpr uint64_t kProtobufLimit = static_cast<uint64_t>(INT_MAX);
 
-// Writes every sizeable tensor to the data file and points the model at it.
+// Writes every sizeable tensor to the data file and points the model at it:
+// external payloads are copied file to file, one tensor at a time.
 bool externalize(const LoadedModel& source, onnx::ModelProto& model, AtomicFile& data, const std::string& location,
                  std::string& error) {
   uint64_t offset = 0;
-  bool ok = true;
-  auto move_out = [&](onnx::TensorProto& t) {
-    std::string bytes;
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      if (!read_tensor_bytes(source, t, bytes, error)) {  // one tensor in memory at a time
+  SourceFiles sources;
+  return for_each_tensor(model, [&](onnx::TensorProto& t) {
+    uint64_t length = 0;
+    if (is_external(t)) {
+      ExternalSpan span;
+      if (!external_span(source, t, span, error) || !copy_span(span, sources, data, error)) {
         error = "tensor '" + t.name() + "': " + error;
         return false;
       }
+      length = span.length;
     } else if (t.raw_data().size() > kInlineLimit) {
-      bytes.swap(*t.mutable_raw_data());
+      if (!data.write(t.raw_data().data(), t.raw_data().size(), error)) return false;
+      length = t.raw_data().size();
     } else {
       return true;
     }
-    if (!data.write(bytes.data(), bytes.size(), error)) return false;
     t.clear_raw_data();
     t.clear_external_data();
     t.set_data_location(onnx::TensorProto::EXTERNAL);
     for (const auto& [k, v] : {std::pair<const char*, std::string>{"location", location},
                                {"offset", std::to_string(offset)},
-                               {"length", std::to_string(bytes.size())}}) {
+                               {"length", std::to_string(length)}}) {
       auto* e = t.add_external_data();
       e->set_key(k);
       e->set_value(v);
     }
-    offset += bytes.size();
+    offset += length;
     return true;
-  };
-  for_each_tensor(*model.mutable_graph(), move_out, ok);
-  return ok;
+  });
 }
 
 // The files the source model reads: the model and its own external data files.
 std::vector<std::string> source_files(const LoadedModel& source, onnx::ModelProto& model) {
   std::vector<std::string> files = {source.path};
-  bool ok = true;
-  for_each_tensor(*model.mutable_graph(), [&](onnx::TensorProto& t) {
-    if (t.data_location() != onnx::TensorProto::EXTERNAL || is_self_reference(source, t)) return true;
+  for_each_tensor(model, [&](onnx::TensorProto& t) {
+    if (!is_external(t) || is_self_reference(source, t)) return true;
     for (const auto& e : t.external_data()) {
       if (e.key() == "location") files.push_back((fs::path(source.folder) / e.value()).string());
     }
     return true;
-  }, ok);
+  });
   return files;
 }
 
@@ -162,11 +312,14 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
   OutputTarget target;
   AtomicFile file;
   if (!resolve_output(out_path, OutputUse::Model, inputs, target, error) || !file.open(target, error)) return false;
-  const std::string dir = folder_of(target.file);  // a symlink's target folder: the .data file goes beside the model
   const uint64_t embed = bytes_to_embed(model);
   result.external_data = options.external_data || embed == UINT64_MAX || model.ByteSizeLong() + embed > kProtobufLimit;
   AtomicFile data;
+  SourceFiles sources;
+  std::vector<std::unique_ptr<ExternalSpan>> spans;
+  Pieces pieces;
   if (result.external_data) {
+    // A symlink's target folder: the .data file goes beside the model.
     result.data_path = target.file + ".data";
     OutputTarget data_target;
     if (!resolve_output(result.data_path, OutputUse::Model, inputs, data_target, error) ||
@@ -174,21 +327,17 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
         !externalize(source, model, data, fs::path(result.data_path).filename().string(), error)) {
       return false;
     }
-  } else if (!embed_payloads(source, model, same_file(dir, source.folder), error)) {
-    return false;
-  }
-  if (model.ByteSizeLong() > kProtobufLimit) {
-    error = "the fixed model's structure alone exceeds protobuf's 2 GiB limit";
-    return false;
-  }
-  {
-    google::protobuf::io::FileOutputStream stream(file.fd());
-    if (!model.SerializeToZeroCopyStream(&stream) || !stream.Flush()) {
-      error = file.write_error(stream.GetErrno());
+    if (model.ByteSizeLong() > kProtobufLimit) {
+      error = "the fixed model's structure alone exceeds protobuf's 2 GiB limit";
       return false;
     }
+    pieces.add(model.SerializeAsString());
+  } else if (!plan_embedded(source, model, spans, pieces, error)) {
+    return false;
   }
-  if (!file.sync(error) || (result.external_data && !data.sync(error))) return false;
+  if (!pieces.write(sources, file, error) || !file.sync(error) || (result.external_data && !data.sync(error))) {
+    return false;
+  }
   // Both land or neither is interrupted between them; the data file first: a
   // model never points at data that is not there.
   InterruptShield shield;

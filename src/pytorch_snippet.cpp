@@ -283,6 +283,14 @@ std::vector<std::string> split(const std::string& s, char sep) {
   }
 }
 
+// Text from the model for a Python comment: printable ASCII only, so a
+// newline (or anything else) in a node name cannot end the comment.
+std::string comment_text(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c >= 0x20 && c < 0x7f ? c : '?';
+  return out;
+}
+
 bool is_module_path(const std::string& path) {
   if (path.empty()) return false;
   for (const auto& atom : split(path, '.')) {
@@ -448,9 +456,14 @@ std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
     // otherwise be written into code verbatim.
     const std::string path = is_module_path(layer.torch_path) ? layer.torch_path : "";
     const std::string label = path.empty() ? "(unknown module path)" : path;
+    body += "\n";
+    if (!layer.not_replaced.empty()) {
+      body += "    # " + label + " (ONNX node '" + comment_text(layer.onnx_name) +
+              "'): not replaced: " + comment_text(layer.not_replaced) + "\n";
+      continue;
+    }
     const FixClass* f = find_fix_class(layer.fix_id);
     Params3d p;
-    body += "\n";
     if (!f) {
       // The id itself is not echoed: only catalog ids are known to be safe text.
       body += "    # " + label + ": unknown fix id; no PyTorch replacement generated.\n";

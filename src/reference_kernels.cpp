@@ -35,11 +35,6 @@ bool checked_numel(const std::vector<int64_t>& shape, int64_t& n) {
   return true;
 }
 
-// Floor/ceil division for a positive divisor and a numerator of any sign
-// (C++ `/` truncates toward zero, which is wrong for negative numerators).
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && (a < 0)); }
-int64_t ceil_div(int64_t a, int64_t b) { return a / b + ((a % b != 0) && (a > 0)); }
-
 std::string shape_str(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -171,13 +166,12 @@ bool check_work(const ConvGeometry& g, std::string& error) {
   if (!checked_numel(g.out_shape, out_n) || out_n > kMaxOutputElements)
     return fail(error, "output shape " + shape_str(g.out_shape) + " exceeds the reference-kernel limit of " +
                            std::to_string(kMaxOutputElements) + " elements");
-  // Nominal MACs: every (input pixel, tap) pair for ConvTranspose, every
-  // (output pixel, tap) pair for Conv, across the channels of one group.
-  const int64_t plane = g.transposed ? g.in_plane : g.out_plane;
-  const int64_t inner = g.transposed ? g.cout_g : g.cin_g;
-  const int64_t channels = g.group * (g.transposed ? g.cin_g : g.cout_g);  // fits: equals a real dim
+  // The kernel's multiply-accumulates: every (input pixel, tap) pair, for
+  // Conv too (run_conv works from the input side), across one group's channels.
+  const int64_t channels = g.group * g.cin_g;  // fits: equals the input's channel dim
   int64_t macs = 0;
-  if (!checked_mul(g.batch, channels, macs) || !checked_mul(macs, plane, macs) || !checked_mul(macs, inner, macs) ||
+  if (!checked_mul(g.batch, channels, macs) || !checked_mul(macs, g.in_plane, macs) ||
+      !checked_mul(macs, g.cout_g, macs) ||
       !checked_mul(macs, g.kernel_count, macs) || macs > kMaxConvMacs)
     return fail(error,
                 "work exceeds the reference-kernel limit of " + std::to_string(kMaxConvMacs) + " multiply-accumulates");
@@ -231,110 +225,148 @@ bool plan_conv(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvA
   return check_work(g, error);
 }
 
-// One kernel tap (a single kernel position) as a strided walk over an
-// r-dimensional box: step i along dim d moves src_step[d] elements in the
-// input plane and dst_step[d] in the output plane. The box is exactly the set
-// of (input, output) pairs the tap connects inside both tensors, so the inner
-// loops need no bounds checks. Conv and ConvTranspose differ only in which side
-// advances by the stride.
-struct Tap {
-  int64_t kpos = 0;  // flat kernel index, i.e. the weight offset inside one filter
-  int64_t src_base = 0, dst_base = 0;
-  std::vector<int64_t> count, src_step, dst_step;
-};
-
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> strides(dims.size(), 1);
   for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
   return strides;
 }
 
-// Builds the taps that touch at least one output element.
-std::vector<Tap> build_taps(const ConvGeometry& g) {
-  const size_t r = g.kernel.size();
-  const std::vector<int64_t> in_stride = row_major_strides(g.in_spatial);
-  const std::vector<int64_t> out_stride = row_major_strides(g.out_spatial);
-  std::vector<Tap> taps;
-  std::vector<int64_t> k(r, 0);  // multi-index of the current kernel position
-  for (int64_t kpos = 0; kpos < g.kernel_count; ++kpos) {
-    Tap t;
-    t.kpos = kpos;
-    t.count.resize(r);
-    t.src_step.resize(r);
-    t.dst_step.resize(r);
-    bool empty = false;
-    for (size_t d = 0; d < r; ++d) {
-      const int64_t s = g.strides[d];
-      const int64_t shift = k[d] * g.dilations[d] - g.pads[d];
-      // The strided side ("wide") is the ConvTranspose output or the Conv
-      // input: index j on the unit side pairs with j*s + shift on the wide
-      // side. Keep j and j*s + shift inside their extents.
-      const int64_t unit_extent = g.transposed ? g.in_spatial[d] : g.out_spatial[d];
-      const int64_t wide_extent = g.transposed ? g.out_spatial[d] : g.in_spatial[d];
-      const int64_t lo = std::max<int64_t>(0, ceil_div(-shift, s));
-      const int64_t hi = std::min(unit_extent - 1, floor_div(wide_extent - 1 - shift, s));
-      if (hi < lo) {
-        empty = true;  // checked before lo*s, which may overflow for an empty box
-        break;
-      }
-      t.count[d] = hi - lo + 1;
-      const int64_t wide_idx = lo * s + shift;
-      const int64_t src_idx = g.transposed ? lo : wide_idx, dst_idx = g.transposed ? wide_idx : lo;
-      const int64_t src_mul = g.transposed ? 1 : s, dst_mul = g.transposed ? s : 1;
-      t.src_base += src_idx * in_stride[d];
-      t.dst_base += dst_idx * out_stride[d];
-      // A single-step dim never moves; for longer ones s < the wide extent, so
-      // the products stay inside a plane.
-      t.src_step[d] = t.count[d] > 1 ? src_mul * in_stride[d] : 0;
-      t.dst_step[d] = t.count[d] > 1 ? dst_mul * out_stride[d] : 0;
-    }
-    if (!empty) taps.push_back(std::move(t));
-    for (size_t d = r; d-- > 0;) {  // advance the kernel odometer
-      if (++k[d] < g.kernel[d]) break;
-      k[d] = 0;
-    }
+// Where input index i and kernel index k meet along spatial dim d: the output
+// index, or -1 when it falls outside. ConvTranspose scatters input i to
+// i*s + k*dil - pad; Conv gathers output o from o*s + k*dil - pad, so input i
+// feeds output (i + pad - k*dil) / s when that divides exactly. No overflow:
+// plan_conv checked s*(in-1), (K-1)*dil and in + pads, which bound every term.
+int64_t landing(const ConvGeometry& g, size_t d, int64_t i, int64_t k) {
+  const int64_t s = g.strides[d], tap = k * g.dilations[d], pad = g.pads[d];
+  int64_t o = -1;
+  if (g.transposed) {
+    o = i * s + tap - pad;
+  } else if (i + pad >= tap && (i + pad - tap) % s == 0) {
+    o = (i + pad - tap) / s;
   }
-  return taps;
+  return o >= 0 && o < g.out_spatial[d] ? o : -1;
 }
 
-// dst[box] += weight * src[box] over the tap's box, recursing over the outer
-// dims; the innermost dim is a flat loop (with a unit-stride fast path that
-// the compiler can vectorise). float*float products are exact in double.
-void accumulate_box(double* dst, const float* src, double weight, const Tap& t, size_t dim) {
-  const int64_t n = t.count[dim], ds = t.dst_step[dim], ss = t.src_step[dim];
-  if (dim + 1 < t.count.size()) {
-    for (int64_t i = 0; i < n; ++i) accumulate_box(dst + i * ds, src + i * ss, weight, t, dim + 1);
-    return;
-  }
-  if (ds == 1 && ss == 1) {
-    for (int64_t i = 0; i < n; ++i) dst[i] += weight * src[i];
-  } else {
-    for (int64_t i = 0; i < n; ++i) dst[i * ds] += weight * src[i * ss];
-  }
+// z[j] += a * w[j]: the kernels' inner loop (CMakeLists.txt lets GCC
+// vectorise this file's loops; element-wise, so the results do not change).
+void axpy(double* z, double a, const float* w, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) z[j] += a * static_cast<double>(w[j]);
 }
 
-// Computes one validated conv. Each output channel plane is accumulated in
-// double (one plane-sized buffer, reused) and rounded to float once.
+// Whether every value is finite, in one branch-free pass.
+bool all_finite(const float* v, int64_t n) {
+  uint32_t special = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, v + i, sizeof bits);
+    special |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);  // exponent all ones: inf or NaN
+  }
+  return special == 0;
+}
+
+// Computes one validated conv. Per batch item and group it is a matrix
+// product followed by a fold: for a block of input positions q,
+//   Z[q][co][k] = sum over ci of x[ci][q] * w[ci][co][k]
+// (the weight read as [C_in/g][C_out/g][K]: ConvTranspose's own layout, a
+// transposed copy for Conv), then every Z[q][co][k] is added to the output
+// element that tap k connects q to. The inner loop runs over a contiguous
+// weight row, so a layer with many channels and a tiny input (the proofs)
+// costs its multiply-accumulates, not a loop per (channel, channel, tap).
+// Everything accumulates in double (float*float products are exact there) in
+// an order that does not depend on the block sizes, and is rounded to float
+// once; products with a zero input are skipped only when the weights are
+// finite (0 * inf must stay NaN).
 void run_conv(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& y) {
-  const std::vector<Tap> taps = build_taps(g);
-  const int64_t c_in = g.group * g.cin_g, c_out = g.group * g.cout_g;
+  const size_t r = g.kernel.size();
+  const int64_t c_in = g.group * g.cin_g, c_out = g.group * g.cout_g, kc = g.kernel_count;
+  const int64_t row = g.cout_g * kc;  // one input channel's weights within its group
   y.shape = g.out_shape;
   y.data.assign(static_cast<size_t>(g.batch * c_out * g.out_plane), 0.0f);
-  std::vector<double> acc(static_cast<size_t>(g.out_plane));
-  for (int64_t n = 0; n < g.batch; ++n) {
-    for (int64_t grp = 0; grp < g.group; ++grp) {
-      for (int64_t ocl = 0; ocl < g.cout_g; ++ocl) {
-        const int64_t oc = grp * g.cout_g + ocl;
-        std::fill(acc.begin(), acc.end(), bias ? static_cast<double>(bias->data[oc]) : 0.0);
-        for (int64_t icl = 0; icl < g.cin_g; ++icl) {
-          const int64_t ic = grp * g.cin_g + icl;
-          const float* x_plane = x.data.data() + (n * c_in + ic) * g.in_plane;
-          const float* filter =
-              w.data.data() + (g.transposed ? (ic * g.cout_g + ocl) : (oc * g.cin_g + icl)) * g.kernel_count;
-          for (const Tap& t : taps) accumulate_box(acc.data() + t.dst_base, x_plane + t.src_base, filter[t.kpos], t, 0);
+
+  const std::vector<int64_t> out_stride = row_major_strides(g.out_spatial);
+  std::vector<int64_t> tap_coord(static_cast<size_t>(kc) * r);  // kernel position -> its index per dim
+  for (int64_t k = 0, rest = 0; k < kc; ++k) {
+    rest = k;
+    for (size_t d = r; d-- > 0;) {
+      tap_coord[static_cast<size_t>(k) * r + d] = rest % g.kernel[d];
+      rest /= g.kernel[d];
+    }
+  }
+
+  // Block sizes only bound memory (and keep Z in cache); results do not depend on them.
+  const int64_t co_block = std::max<int64_t>(1, std::min(g.cout_g, (int64_t{1} << 20) / g.out_plane));
+  const int64_t q_block = std::max<int64_t>(1, std::min(g.in_plane, (int64_t{1} << 15) / (co_block * kc)));
+  std::vector<double> acc(static_cast<size_t>(co_block * g.out_plane));
+  std::vector<double> z(static_cast<size_t>(q_block * co_block * kc));
+  std::vector<int64_t> q_coord(r), q_land(static_cast<size_t>(q_block * kc));
+  // Conv's weight is [C_out][C_in/g][K]: a group's rows per input channel need a transposed copy.
+  std::vector<float> conv_rows(g.transposed ? 0 : static_cast<size_t>(g.cin_g * row));
+  // A zero input contributes nothing, unless a weight is inf or NaN (0 * inf
+  // is NaN): zeros are skipped only for finite weights, looked at once a zero shows up.
+  int skip_zeros = -1;
+  auto skippable = [&] {
+    if (skip_zeros < 0) skip_zeros = all_finite(w.data.data(), static_cast<int64_t>(w.data.size()));
+    return skip_zeros == 1;
+  };
+
+  for (int64_t grp = 0; grp < g.group; ++grp) {
+    const float* rows = w.data.data() + grp * g.cin_g * row;
+    if (!g.transposed) {
+      for (int64_t co = 0; co < g.cout_g; ++co) {
+        for (int64_t ci = 0; ci < g.cin_g; ++ci) {
+          const float* src = w.data.data() + ((grp * g.cout_g + co) * g.cin_g + ci) * kc;
+          std::copy(src, src + kc, conv_rows.begin() + ci * row + co * kc);
         }
-        float* y_plane = y.data.data() + (n * c_out + oc) * g.out_plane;
-        for (int64_t i = 0; i < g.out_plane; ++i) y_plane[i] = static_cast<float>(acc[i]);
+      }
+      rows = conv_rows.data();
+    }
+    for (int64_t n = 0; n < g.batch; ++n) {
+      const float* x_group = x.data.data() + (n * c_in + grp * g.cin_g) * g.in_plane;
+      for (int64_t co0 = 0; co0 < g.cout_g; co0 += co_block) {
+        const int64_t cos = std::min(co_block, g.cout_g - co0), zrow = cos * kc;
+        for (int64_t c = 0; c < cos; ++c) {
+          const double b = bias ? static_cast<double>(bias->data[static_cast<size_t>(grp * g.cout_g + co0 + c)]) : 0.0;
+          std::fill(acc.begin() + c * g.out_plane, acc.begin() + (c + 1) * g.out_plane, b);
+        }
+        for (int64_t q0 = 0; q0 < g.in_plane; q0 += q_block) {
+          const int64_t qs = std::min(q_block, g.in_plane - q0);
+          std::fill(z.begin(), z.begin() + qs * zrow, 0.0);
+          for (int64_t ci = 0; ci < g.cin_g; ++ci) {
+            const float* w_row = rows + ci * row + co0 * kc;
+            const float* x_row = x_group + ci * g.in_plane + q0;
+            for (int64_t q = 0; q < qs; ++q) {
+              const double xv = x_row[q];
+              if (xv == 0.0 && skippable()) continue;
+              axpy(z.data() + q * zrow, xv, w_row, zrow);
+            }
+          }
+          // Fold: the output element of each (q, tap), or -1.
+          for (int64_t q = 0, rest = 0; q < qs; ++q) {
+            rest = q0 + q;
+            for (size_t d = r; d-- > 0;) {
+              q_coord[d] = rest % g.in_spatial[d];
+              rest /= g.in_spatial[d];
+            }
+            for (int64_t k = 0; k < kc; ++k) {
+              int64_t o = 0;
+              for (size_t d = 0; d < r && o >= 0; ++d) {
+                const int64_t at = landing(g, d, q_coord[d], tap_coord[static_cast<size_t>(k) * r + d]);
+                o = at < 0 ? -1 : o + at * out_stride[d];
+              }
+              q_land[static_cast<size_t>(q * kc + k)] = o;
+            }
+          }
+          for (int64_t q = 0; q < qs; ++q) {
+            for (int64_t k = 0; k < kc; ++k) {
+              const int64_t o = q_land[static_cast<size_t>(q * kc + k)];
+              if (o < 0) continue;
+              const double* zq = z.data() + q * zrow + k;
+              for (int64_t c = 0; c < cos; ++c) acc[static_cast<size_t>(c * g.out_plane + o)] += zq[c * kc];
+            }
+          }
+        }
+        float* y_group = y.data.data() + (n * c_out + grp * g.cout_g + co0) * g.out_plane;
+        for (int64_t i = 0; i < cos * g.out_plane; ++i) y_group[i] = static_cast<float>(acc[static_cast<size_t>(i)]);
       }
     }
   }
@@ -715,10 +747,14 @@ bool tensor_from_proto(const onnx::TensorProto& t, Tensor& out, std::string& err
       if (t.float_data_size() != 0) return fail(error, name + " has both raw_data and float_data");
       if (!raw_size_ok(t, n, 4, error)) return false;
       result.data.resize(static_cast<size_t>(n));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      std::memcpy(result.data.data(), t.raw_data().data(), static_cast<size_t>(n) * 4);  // already the host's layout
+#else
       for (int64_t i = 0; i < n; ++i) {
         const uint32_t bits = static_cast<uint32_t>(load_le(t.raw_data().data() + 4 * i, 4));
         std::memcpy(&result.data[i], &bits, sizeof bits);
       }
+#endif
     } else {
       if (t.float_data_size() != n)
         return fail(error, name + " has " + std::to_string(t.float_data_size()) + " float_data values, expected " +

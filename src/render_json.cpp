@@ -108,7 +108,13 @@ void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived, Se
     write_facts(w, d.facts);
     w.member("status", status_name(d.rule->status)).member("source", d.rule->source);
     w.key("fixes");
-    write_fix_options(w, n != nullptr && !d.fixes.empty() ? r.plan_for(d.node) : nullptr);
+    const NodeFixPlan* plan = n != nullptr && !d.fixes.empty() ? r.plan_for(d.node) : nullptr;
+    write_fix_options(w, plan);
+    if (plan != nullptr) {  // why --fix leaves the node as it is; null when it applies the recommended fix
+      const std::string blocked = plan->fix_blocked();
+      if (blocked.empty()) w.member_null("fix_blocked");
+      else w.member("fix_blocked", blocked);
+    }
     if (show_waived && !d.waiver.empty()) w.member("waiver", d.waiver);
     if (show_waived && d.baselined) w.member("baselined", true);
     w.end_object();
@@ -127,6 +133,9 @@ void write_fixed_model(JsonWriter& w, const ModelReport& r, const FixRun& run, c
                        bool show_waived, Severity min_severity) {
   w.begin_object();
   w.member("path", run.output_path).member("written", run.written);
+  // Where the weights went: null when embedded in the model (or nothing was written).
+  if (run.written && !run.data_path.empty()) w.member("data_path", run.data_path);
+  else w.member_null("data_path");
   if (!run.error.empty()) w.member("error", run.error);
   w.key("results").begin_array();
   for (const auto& res : run.results) {
@@ -144,8 +153,18 @@ void write_fixed_model(JsonWriter& w, const ModelReport& r, const FixRun& run, c
     w.key("max_abs_error");
     if (res.max_abs_error < 0 || !std::isfinite(res.max_abs_error)) w.null();
     else w.value(res.max_abs_error);
-    w.key("input_shape").begin_array();
-    for (int64_t d : res.verified_input_shape) w.value(static_cast<long long>(d));
+    w.key("proof_input_shapes").begin_array();
+    for (const auto& shape : res.proof_input_shapes) {
+      w.begin_array();
+      for (int64_t d : shape) w.value(static_cast<long long>(d));
+      w.end_array();
+    }
+    w.end_array();
+    w.key("input_shape").begin_array();  // the real input; null for a dynamic dim
+    for (int64_t d : res.input_shape) {
+      if (d < 0) w.null();
+      else w.value(static_cast<long long>(d));
+    }
     w.end_array();
     w.end_object();
   }

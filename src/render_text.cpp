@@ -82,6 +82,8 @@ void render_plan(std::ostream& out, const NodeFixPlan& plan, const Palette& p) {
     out << " (" << (o.recommended ? "recommended, " : "") << o.safety << "): " << cost_text(o.cost) << "\n";
     for (const auto& v : o.new_violations) out << "        its nodes would break " << v << "\n";
   }
+  const std::string blocked = plan.fix_blocked();
+  if (!blocked.empty()) out << "      --fix leaves this node as it is: " << printable(blocked) << "\n";
 }
 
 }  // namespace
@@ -99,12 +101,17 @@ void render_fix_run(std::ostream& out, const ModelReport& r, const FixRun& run, 
     const auto& n = r.facts.nodes[static_cast<size_t>(res.node)];
     out << r.path << ": " << n.op_type << " '" << n.display_name << "': ";
     if (res.applied) {
-      std::string shape;
-      for (int64_t d : res.verified_input_shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+      auto shape_text = [](const std::vector<int64_t>& shape) {
+        std::string s;
+        for (int64_t d : shape) s += (s.empty() ? "" : "x") + (d < 0 ? std::string("N") : std::to_string(d));
+        return s;
+      };
+      std::string inputs;
+      for (const auto& s : res.proof_input_shapes) inputs += (inputs.empty() ? "" : " and ") + shape_text(s);
       char err[32];
       std::snprintf(err, sizeof err, "%g", res.max_abs_error);
-      out << p.paint("fixed", "1;32") << " with " << res.fix_id << "; proven on " << res.trials
-          << " random inputs " << shape << " (seed " << res.seed << "): max abs error " << err << "\n";
+      out << p.paint("fixed", "1;32") << " with " << res.fix_id << "; proven on random inputs " << inputs << " (seed "
+          << res.seed << "): max abs error " << err << "; shapes checked at " << shape_text(res.input_shape) << "\n";
     } else {
       out << p.paint("not fixed", "1;33") << (res.fix_id.empty() ? "" : " (" + res.fix_id + ")") << ": " << res.reason
           << "\n";
@@ -115,7 +122,7 @@ void render_fix_run(std::ostream& out, const ModelReport& r, const FixRun& run, 
   } else if (run.written) {
     out << r.path << ": fixed " << run.applied() << " of " << run.results.size() << " node"
         << (run.results.size() == 1 ? "" : "s") << "; wrote " << run.output_path
-        << (run.data_path.empty() ? "" : " (weights in " + run.data_path + ")") << "\n";
+        << (run.data_path.empty() ? " (weights embedded)" : " (weights in " + run.data_path + ")") << "\n";
   } else {
     out << r.path << ": nothing was fixed; no file written\n";
   }

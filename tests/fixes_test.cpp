@@ -4,8 +4,10 @@
 
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "bpulint/fix_apply.h"
+#include "bpulint/fix_proof.h"
 #include "bpulint/fixes.h"
 #include "test_util.h"
 
@@ -20,6 +22,7 @@ struct Layer {
   std::vector<int64_t> output_padding = {0, 0, 0}, dilations = {1, 1, 1};
   bool bias = true;
   std::string name = "ct";
+  std::vector<int64_t> spatial = {2, 3, 3};  // input D, H, W
 };
 
 onnx::TensorProto random_weights(const std::string& name, const std::vector<int64_t>& dims, unsigned seed) {
@@ -60,7 +63,8 @@ onnx::ModelProto layer_model(const Layer& l, const std::string& batch = "1") {
   auto* shape = tt->mutable_shape();
   if (batch == "N") shape->add_dim()->set_dim_param("N");
   else shape->add_dim()->set_dim_value(std::stoll(batch));
-  for (int64_t d : {l.c_in, int64_t{2}, int64_t{3}, int64_t{3}}) shape->add_dim()->set_dim_value(d);
+  shape->add_dim()->set_dim_value(l.c_in);
+  for (int64_t d : l.spatial) shape->add_dim()->set_dim_value(d);
   *g->add_initializer() = random_weights("W", {l.c_in, l.c_out / l.group, l.kernel[0], l.kernel[1], l.kernel[2]}, 1);
   auto* n = g->add_node();
   n->set_op_type("ConvTranspose");
@@ -93,10 +97,9 @@ onnx::ModelProto layer_model(const Layer& l, const std::string& batch = "1") {
   if (batch == "N") zs->add_dim()->set_dim_param("N");
   else zs->add_dim()->set_dim_value(std::stoll(batch));
   zs->add_dim()->set_dim_value(l.c_out);
-  const int64_t in[3] = {2, 3, 3};
-  for (int a = 0; a < 3; ++a) {
-    zs->add_dim()->set_dim_value(l.strides[a] * (in[a] - 1) + l.output_padding[a] + (l.kernel[a] - 1) * l.dilations[a] +
-                                 1 - l.pads[a] - l.pads[a + 3]);
+  for (size_t a = 0; a < 3; ++a) {
+    zs->add_dim()->set_dim_value(l.strides[a] * (l.spatial[a] - 1) + l.output_padding[a] +
+                                 (l.kernel[a] - 1) * l.dilations[a] + 1 - l.pads[a] - l.pads[a + 3]);
   }
   return m;
 }
@@ -188,7 +191,10 @@ TEST_CASE("applying: exact, written atomically beside the input, input untouched
         REQUIRE(run.results.size() == 1);
         CHECK(run.results[0].applied);
         CHECK(run.results[0].max_abs_error <= 1e-5);
-        CHECK(run.results[0].verified_input_shape[0] == 2);  // dynamic batch proven with 2 items
+        // Proven on two small inputs with a batch of 2; the real one (dynamic batch) checked by shape.
+        REQUIRE(run.results[0].proof_input_shapes.size() == 2);
+        for (const auto& shape : run.results[0].proof_input_shapes) CHECK(shape[0] == 2);
+        CHECK(run.results[0].input_shape == std::vector<int64_t>{-1, 8, 2, 3, 3});
         CHECK(read_file(path) == before);
         const ModelReport fixed = lint_model(out, platform("j6p"), {});
         REQUIRE(fixed.ok);
@@ -311,4 +317,419 @@ TEST_CASE("--external-data writes the fixed weights beside the model, and ONNX r
   // Lint and fix again from the external-data model: weights are read through the reference.
   const CommandResult again = run_bpu_lint({out, "--fix", "--fix-strategy", "conv3d-1x1x1", "--fixed-model", dir.path("again.onnx")});
   CHECK(again.out.find("nothing to fix") != std::string::npos);
+}
+
+// --- The proof (fix_proof.h): small inputs, the same construction, shapes at the real size ---
+
+namespace {
+
+int64_t ct_out_length(const ConvTransposeParams& p, size_t a, int64_t n) {
+  return p.strides[a] * (n - 1) + p.output_padding[a] + (p.kernel[a] - 1) * p.dilations[a] + 1 - p.pads[a] - p.pads[a + 3];
+}
+
+// Brute force: does every kernel tap along axis a write some output for an input n long?
+bool all_taps_land(const ConvTransposeParams& p, size_t a, int64_t n) {
+  const int64_t out = ct_out_length(p, a, n);
+  for (int64_t k = 0; k < p.kernel[a]; ++k) {
+    bool lands = false;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t o = i * p.strides[a] + k * p.dilations[a] - p.pads[a];
+      lands = lands || (o >= 0 && o < out);
+    }
+    if (!lands) return false;
+  }
+  return out >= 1;
+}
+
+ConvTransposeParams params_of(const Layer& l) {
+  ConvTransposeParams p;
+  p.c_in = l.c_in;
+  p.c_out = l.c_out;
+  p.group = l.group;
+  p.kernel = l.kernel;
+  p.strides = l.strides;
+  p.pads = l.pads;
+  p.output_padding = l.output_padding;
+  p.dilations = l.dilations;
+  p.has_bias = l.bias;
+  p.input_shape = {1, l.c_in, l.spatial[0], l.spatial[1], l.spatial[2]};
+  return p;
+}
+
+// A linted one-layer model and the rewrite apply_fixes would build for it.
+struct Proving {
+  std::string fix;
+  TempDir dir;
+  ModelReport report;
+  const NodeFacts* node = nullptr;
+  RewriteInputs in;
+  TensorBytesReader reader;
+
+  Proving(const Layer& l, const std::string& fix_id) : fix(fix_id) {
+    report = lint_model(save_model(dir, "m.onnx", layer_model(l)), platform("j6p"), {});
+    REQUIRE(report.ok);
+    REQUIRE(report.fix_plans.size() == 1);
+    const NodeFixPlan& plan = report.fix_plans[0];
+    node = &report.facts.nodes[static_cast<size_t>(plan.node)];
+    in.node = node->proto;
+    in.label = node->display_name;
+    in.params = plan.params;
+    for (const auto& t : report.loaded->model->graph().initializer()) {
+      if (t.name() == "W") in.weight = &t;
+      if (t.name() == "B") in.bias = &t;
+    }
+    reader = [this](const onnx::TensorProto& t, std::string& bytes, std::string& e) {
+      return read_tensor_bytes(*report.loaded, t, bytes, e);
+    };
+    NameAllocator names = NameAllocator::for_model(*report.loaded->model);
+    std::string error;
+    REQUIRE(build_rewrite(fix, in, names, &reader, rewrite, error));
+  }
+  bool prove(const Rewrite& r, std::string& error, ProofRecord* out = nullptr) const {
+    ProofRecord record;
+    const bool ok = prove_rewrite(fix, in, r, reader, *node, 11, record, error);
+    if (out != nullptr) *out = record;
+    return ok;
+  }
+  Rewrite rewrite;
+};
+
+onnx::TensorProto& initializer_of(Rewrite& r, const std::string& name) {
+  for (auto& t : r.initializers) {
+    if (t.name() == name) return t;
+  }
+  FAIL("no initializer " << name);
+  return r.initializers.front();
+}
+
+void set_int64s(onnx::TensorProto& t, const std::vector<int64_t>& v) {
+  std::string raw(v.size() * 8, '\0');
+  for (size_t i = 0; i < v.size(); ++i) {
+    for (size_t b = 0; b < 8; ++b) raw[i * 8 + b] = static_cast<char>((static_cast<uint64_t>(v[i]) >> (8 * b)) & 0xff);
+  }
+  t.set_raw_data(raw);
+}
+
+}  // namespace
+
+TEST_CASE("proof inputs: every tap lands, the layout input is >= 2, spans the overlap, its targets distinct") {
+  std::vector<Layer> layers(5);
+  layers[1].kernel = {2, 4, 4};  // H/W overlap: stride 2, pads 1
+  layers[1].pads = {0, 1, 1, 0, 1, 1};
+  layers[2].kernel = {3, 3, 5};
+  layers[2].strides = {3, 1, 2};
+  layers[2].pads = {0, 2, 3, 0, 0, 1};
+  layers[2].output_padding = {0, 0, 1};
+  layers[2].dilations = {1, 2, 3};
+  layers[3].kernel = {5, 1, 1};  // the case study's first layer
+  layers[3].strides = {5, 1, 1};
+  layers[3].c_in = 3;
+  layers[4].kernel = {2, 7, 2};
+  layers[4].strides = {2, 1, 2};
+  layers[4].pads = {0, 6, 0, 0, 6, 0};  // pads as large as the kernel: only interior inputs reach every tap
+  layers[4].spatial = {40, 400, 400};
+  for (const std::string fix : {"convtranspose2d", "conv3d-1x1x1"}) {
+    for (const Layer& l : layers) {
+      const ConvTransposeParams p = params_of(l);
+      std::string why;
+      if (!fix_applies(fix, p, why)) continue;
+      ProofInputs in;
+      INFO(fix << " kernel " << l.kernel[0] << "x" << l.kernel[1] << "x" << l.kernel[2]);
+      INFO(why);
+      REQUIRE(proof_inputs(fix, p, in, why));
+      CHECK(in.weights[0] == 2);
+      CHECK(in.layout[0] == 2);
+      CHECK(in.weights[1] == l.c_in);
+      int64_t out[3];
+      for (size_t a = 0; a < 3; ++a) {
+        const int64_t n = in.weights[a + 2], m = in.layout[a + 2];
+        CHECK(all_taps_land(p, a, n));
+        if (n > 1) CHECK_FALSE(all_taps_land(p, a, n - 1));  // just large enough
+        const int64_t extent = (l.kernel[a] - 1) * l.dilations[a] + 1;
+        CHECK(m >= std::max<int64_t>(2, n + (extent + l.strides[a] - 1) / l.strides[a]));
+        CHECK(m <= 16);
+        out[a] = ct_out_length(p, a, m);
+      }
+      // The spatial dims at the layout input (D, H, W and the output's) have
+      // pairwise different values, none equal to a fixed entry (channels,
+      // kernel) of a Reshape target it appears in (README, "Fixing").
+      const int64_t d = in.layout[2], h = in.layout[3], w = in.layout[4];
+      std::set<int64_t> values = {d, h, w};
+      for (size_t a = 0; a < 3; ++a) {
+        if (out[a] != in.layout[a + 2]) values.insert(out[a]);  // else an axis whose output length is its input's
+        else CHECK((l.strides[a] == 1 && ct_out_length(p, a, 1) == 1));
+      }
+      CHECK(values.size() == 3 + static_cast<size_t>((out[0] != d) + (out[1] != h) + (out[2] != w)));
+      // (spatial entries, fixed entries) of each target
+      const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> targets =
+          fix == "convtranspose2d"
+              ? std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+                    {{h, w}, {l.c_in}}, {{d, out[1], out[2]}, {l.c_out, l.kernel[0]}}, {{out[0], out[1], out[2]}, {l.c_out}}}
+              : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+                    {{d, h, w}, {l.c_out, l.kernel[0], l.kernel[1], l.kernel[2]}}, {{out[0], out[1], out[2]}, {l.c_out}}};
+      for (const auto& [spatial, fixed] : targets) {
+        for (int64_t v : spatial) CHECK(std::find(fixed.begin(), fixed.end(), v) == fixed.end());
+      }
+    }
+  }
+  Layer absurd;
+  absurd.kernel = {2, 3, 3};
+  absurd.pads = {0, 500, 0, 0, 500, 0};
+  absurd.spatial = {2, 2000, 3};
+  ProofInputs in;
+  std::string why;
+  CHECK_FALSE(proof_inputs("convtranspose2d", params_of(absurd), in, why));
+  CHECK(why.find("along H would need more than 64 positions") != std::string::npos);
+}
+
+TEST_CASE("the proof passes exact rewrites and refuses a real rewrite that is not the proven construction") {
+  for (const std::string fix : {"convtranspose2d", "conv3d-1x1x1"}) {
+    Layer l;
+    l.c_in = 6;
+    l.group = 2;
+    l.spatial = {2, 5, 7};  // H != W, so a swapped pair of targets shows
+    if (fix == "convtranspose2d") {
+      l.kernel = {2, 3, 3};
+      l.pads = {0, 1, 1, 0, 1, 1};
+    }
+    Proving proving(l, fix);
+    INFO(fix);
+    std::string error;
+    ProofRecord record;
+    REQUIRE(proving.prove(proving.rewrite, error, &record));
+    CHECK(record.max_abs_error <= 1e-6);
+    REQUIRE(record.input_shapes.size() == 2);
+    CHECK(record.input_shapes[0][0] == 2);
+    CHECK_FALSE(record.sparse_layout);
+
+    // The last Reshape's target with H and W swapped: the same element count, another layout.
+    Rewrite swapped = proving.rewrite;
+    onnx::TensorProto& target = initializer_of(swapped, swapped.nodes.back().input(1));
+    std::vector<int64_t> dims = {-1, 4, 4, fix == "convtranspose2d" ? 7 : 14, fix == "convtranspose2d" ? 5 : 10};
+    set_int64s(target, dims);
+    CHECK_FALSE(proving.prove(swapped, error));
+    CHECK(error.find("Reshape targets do not match the layout") != std::string::npos);
+
+    // A weight value changed: no longer the construction that was proven.
+    Rewrite reweighted = proving.rewrite;
+    onnx::TensorProto& bias = initializer_of(reweighted, reweighted.nodes[fix == "convtranspose2d" ? 2 : 0].input(2));
+    std::string raw = bias.raw_data();
+    raw[1] = static_cast<char>(raw[1] ^ 0x40);
+    bias.set_raw_data(raw);
+    CHECK_FALSE(proving.prove(reweighted, error));
+    CHECK(error.find("differs from the proven one") != std::string::npos);
+
+    // An attribute changed.
+    Rewrite regrouped = proving.rewrite;
+    for (auto& n : regrouped.nodes) {
+      for (auto& a : *n.mutable_attribute()) {
+        if (a.name() == "group") a.set_i(1);
+      }
+    }
+    CHECK_FALSE(proving.prove(regrouped, error));
+    CHECK(error.find("differs from the proven one") != std::string::npos);
+  }
+}
+
+TEST_CASE("the proof checks the real rewrite against the node's own output shape") {
+  Layer l;
+  Proving proving(l, "convtranspose2d");
+  // The node's facts claim another output shape (as a model whose inference disagrees would).
+  NodeFacts node = *proving.node;
+  onnx::TypeProto other = *node.outputs[0].type;
+  other.mutable_tensor_type()->mutable_shape()->mutable_dim(4)->set_dim_value(7);
+  node.outputs[0].type = &other;
+  ProofRecord record;
+  std::string error;
+  CHECK_FALSE(prove_rewrite("convtranspose2d", proving.in, proving.rewrite, proving.reader, node, 1, record, error));
+  CHECK(error.find("Reshape targets do not match the layout of input 1x8x2x3x3 and output 1x4x4x6x7") !=
+        std::string::npos);
+}
+
+TEST_CASE("layers of one shape share their layout proof, other shapes do not") {
+  Layer a, b, other;
+  b.name = "other_name";  // other names and weights, same shape
+  other.kernel = {2, 3, 3};
+  other.pads = {0, 1, 1, 0, 1, 1};
+  Proving pa(a, "convtranspose2d"), pb(b, "convtranspose2d"), po(other, "convtranspose2d");
+  LayoutProofs layouts;
+  CHECK(&layouts.get("convtranspose2d", pa.in) == &layouts.get("convtranspose2d", pb.in));
+  CHECK(&layouts.get("convtranspose2d", pa.in) != &layouts.get("convtranspose2d", po.in));
+  CHECK(&layouts.get("convtranspose2d", pa.in) != &layouts.get("conv3d-1x1x1", pa.in));
+  // Proven through the shared layout proof: the real weights still decide.
+  for (Proving* p : {&pa, &pb}) {
+    ProofRecord record;
+    std::string error;
+    CHECK(prove_rewrite(p->fix, p->in, p->rewrite, p->reader, *p->node, 5, record, error, &layouts));
+    CHECK(record.input_shapes.size() == 2);
+  }
+  Rewrite reweighted = pb.rewrite;
+  onnx::TensorProto& bias = initializer_of(reweighted, reweighted.nodes[2].input(2));
+  std::string raw = bias.raw_data();
+  raw[0] = static_cast<char>(raw[0] ^ 1);
+  bias.set_raw_data(raw);
+  ProofRecord record;
+  std::string error;
+  CHECK_FALSE(prove_rewrite(pb.fix, pb.in, reweighted, pb.reader, *pb.node, 5, record, error, &layouts));
+  CHECK(error.find("differs from the proven one") != std::string::npos);
+}
+
+TEST_CASE("a wide layer's layout input carries one random channel per position") {
+  Layer l;
+  l.c_in = 256;
+  l.c_out = 256;
+  Proving proving(l, "convtranspose2d");
+  std::string error;
+  ProofRecord record;
+  REQUIRE(proving.prove(proving.rewrite, error, &record));
+  CHECK(record.sparse_layout);
+  CHECK(record.max_abs_error == 0);
+  CHECK(record.input_shapes[0] == std::vector<int64_t>{2, 256, 1, 1, 1});
+}
+
+TEST_CASE("a layer far above the old 4 G-MAC proof limit is fixed: the proof is small, the shapes real") {
+  Layer l;
+  l.c_in = 16;
+  l.c_out = 8;
+  l.spatial = {64, 512, 512};  // 16 x 64x512x512 inputs x 8 outputs x 8 taps = 17.2 G MACs
+  TempDir dir;
+  const ModelReport r = lint_proto(dir, layer_model(l));
+  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("big.fixed.onnx"));
+  INFO(run.error);
+  REQUIRE(run.written);
+  REQUIRE(run.results.size() == 1);
+  INFO(run.results[0].reason);
+  CHECK(run.results[0].applied);
+  CHECK(run.results[0].max_abs_error == 0);
+  CHECK(run.results[0].input_shape == std::vector<int64_t>{1, 16, 64, 512, 512});
+  for (const auto& shape : run.results[0].proof_input_shapes) {
+    CHECK(shape.size() == 5);
+    CHECK(shape[0] * shape[2] * shape[3] * shape[4] <= 2 * 8 * 8 * 8);
+  }
+  const ModelReport fixed = lint_model(dir.path("big.fixed.onnx"), platform("j6p"), {});
+  REQUIRE(fixed.ok);
+  CHECK(fixed.summary.cpu == 0);
+}
+
+// --- Honest labels: what --fix will not do, and every verdict on the replacement ---
+
+TEST_CASE("a fix lists the warnings its replacement gets, ranks by them, and warnings do not block it") {
+  // kernel (2,1,1): the 2-D ConvTranspose of convtranspose2d has a 1x1 kernel and strides,
+  // which break the Bayes hints BPU1601 and BPU1602. On j6p they are derived, so notes;
+  // a platform copy where they are warnings stands for a chip where they are known.
+  Platform strict = platform("j6p");
+  for (auto& rule : strict.rules) {
+    if (rule.id.rfind("BPU160", 0) == 0) rule.severity = Severity::Warning;
+  }
+  const auto lint_strict = [&strict](const TempDir& d, const onnx::ModelProto& m, const std::string& name) {
+    ModelReport r = lint_model(save_model(d, name, m), strict, {});
+    INFO(r.error);
+    REQUIRE(r.ok);
+    return r;
+  };
+  Layer l;
+  l.kernel = {2, 1, 1};
+  l.strides = {2, 1, 1};
+  TempDir dir;
+  const ModelReport r = lint_strict(dir, layer_model(l), "m.onnx");
+  REQUIRE(r.fix_plans.size() == 1);
+  const FixOption& ct2d = option(r.fix_plans[0], "convtranspose2d");
+  CHECK(ct2d.new_errors == 0);
+  REQUIRE(ct2d.new_violations.size() == 2);
+  CHECK(ct2d.new_violations[0].rfind("BPU1601 (warning) on ConvTranspose 'ct_fix_convtranspose2d'", 0) == 0);
+  CHECK(ct2d.new_violations[1].rfind("BPU1602 (warning) on ConvTranspose", 0) == 0);
+  CHECK(option(r.fix_plans[0], "conv3d-1x1x1").new_violations.empty());
+  CHECK(r.fix_plans[0].options[0].id == "conv3d-1x1x1");  // no warnings ranks first
+  CHECK(r.fix_plans[0].options[0].recommended);
+
+  // With conv3d-1x1x1 ruled out (a dilation on H), the one with warnings is still recommended.
+  l.dilations = {1, 2, 1};
+  const ModelReport only = lint_strict(dir, layer_model(l), "dilated.onnx");
+  REQUIRE(only.fix_plans.size() == 1);
+  const FixOption* rec = only.fix_plans[0].recommended();
+  REQUIRE(rec != nullptr);
+  CHECK(rec->id == "convtranspose2d");
+  CHECK(rec->new_errors == 0);
+  CHECK(rec->new_violations.size() >= 2);  // BPU1601, BPU1602, and the dilation hint
+  for (const auto& v : rec->new_violations) CHECK(v.find(" (warning) on ConvTranspose") != std::string::npos);
+  CHECK(only.fix_plans[0].fix_blocked().empty());
+  // From the CLI, the configuration's severity settings decide the replacement's levels too.
+  const CommandResult plain = run_bpu_lint({dir.path("dilated.onnx")});
+  CHECK(plain.out.find("its nodes would break") == std::string::npos);
+  write_file(dir.path("bpu-lint.yaml"), "severity: {BPU1601: warning, BPU1602: warning, BPU1605: warning}\n");
+  const CommandResult text = run_bpu_lint({dir.path("dilated.onnx"), "--config", dir.path("bpu-lint.yaml")});
+  CHECK(text.out.find("its nodes would break BPU1602 (warning) on ConvTranspose 'ct_fix_convtranspose2d'") !=
+        std::string::npos);
+  CHECK(text.out.find("its nodes would break BPU1605 (warning)") != std::string::npos);
+  CHECK(text.out.find("BPU1603") == std::string::npos);
+}
+
+TEST_CASE("the lint says when --fix will leave a node as it is, and why (text and JSON)") {
+  TempDir dir;
+  // A weight that is a graph input: the fixes apply to the layer, but --fix has no bytes to rewrite.
+  Layer l;
+  onnx::ModelProto m = layer_model(l);
+  auto* g = m.mutable_graph();
+  auto* w = g->add_input();
+  w->set_name("W");
+  auto* wt = w->mutable_type()->mutable_tensor_type();
+  wt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {int64_t{8}, int64_t{4}, int64_t{2}, int64_t{2}, int64_t{2}}) wt->mutable_shape()->add_dim()->set_dim_value(d);
+  g->mutable_initializer()->DeleteSubrange(0, 1);  // W
+  const std::string input_weight = save_model(dir, "input_weight.onnx", m);
+  // A D axis that overlaps: no fix applies.
+  Layer overlap;
+  overlap.kernel = {3, 2, 2};
+  const std::string overlapping = save_model(dir, "overlap.onnx", layer_model(overlap));
+
+  const ModelReport r = lint_model(input_weight, platform("j6p"), {});
+  REQUIRE(r.ok);
+  REQUIRE(r.fix_plans.size() == 1);
+  CHECK(r.fix_plans[0].recommended() != nullptr);  // the rewrite itself would do
+  const std::string why = "its weight 'W' is not an initializer (computed, or a graph input), so --fix has no bytes to rewrite";
+  CHECK(r.fix_plans[0].fix_blocked() == why);
+  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("out.onnx"));
+  REQUIRE(run.results.size() == 1);
+  CHECK_FALSE(run.results[0].applied);
+  CHECK(run.results[0].reason == why);
+
+  const CommandResult text = run_bpu_lint({input_weight});
+  CHECK(text.out.find("      --fix leaves this node as it is: " + why + "\n") != std::string::npos);
+  const CommandResult json = run_bpu_lint({input_weight, overlapping, "--format", "json"});
+  CHECK(json.out.find("\"fix_blocked\": \"" + why + "\"") != std::string::npos);
+  CHECK(json.out.find("\"fix_blocked\": \"D axis overlaps (kernel 3 != stride 2); the rewrite needs kernel == stride, "
+                      "no padding, no output_padding and dilation 1 on it (no fix applies)\"") != std::string::npos);
+  // A node --fix does rewrite says so with null.
+  const CommandResult fine = run_bpu_lint({example_model(), "--format", "json"});
+  CHECK(fine.out.find("\"fix_blocked\": null") != std::string::npos);
+}
+
+TEST_CASE("--pytorch-snippet writes a comment for each flagged layer it cannot replace") {
+  TempDir dir;
+  // Two layers: the first fixable, the second overlapping on D.
+  Layer l;
+  onnx::ModelProto m = layer_model(l);
+  auto* g = m.mutable_graph();
+  *g->add_initializer() = random_weights("W2", {4, 4, 3, 2, 2}, 3);
+  auto* ct2 = g->add_node();
+  ct2->set_op_type("ConvTranspose");
+  ct2->set_name("/dec/dec.1/ConvTranspose");
+  ct2->add_input("Z");
+  ct2->add_input("W2");
+  ct2->add_output("Z2");
+  add_ints(*ct2, "strides", {2, 2, 2});
+  g->mutable_node(0)->set_name("/dec/dec.0/ConvTranspose");
+  g->mutable_output(0)->set_name("Z2");
+  auto* shape = g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->Clear();
+  for (int64_t d : {int64_t{1}, int64_t{4}, int64_t{7}, int64_t{12}, int64_t{12}}) shape->add_dim()->set_dim_value(d);
+  const std::string path = save_model(dir, "two.onnx", m);
+  const CommandResult r = run_bpu_lint({path, "--pytorch-snippet", dir.path("fix.py")});
+  INFO(r.out << r.err);
+  CHECK(r.out.find("wrote PyTorch replacements for 1 layer to " + dir.path("fix.py") +
+                   " (1 flagged layer left as is, each with a comment saying why)") != std::string::npos);
+  const std::string snippet = read_file(dir.path("fix.py"));
+  CHECK(snippet.find("model.dec[0] = ConvTranspose3dAsConvTranspose2d(model.dec[0])") != std::string::npos);
+  CHECK(snippet.find("    # dec.1 (ONNX node '/dec/dec.1/ConvTranspose'): not replaced: D axis overlaps (kernel 3 "
+                     "!= stride 2)") != std::string::npos);
 }

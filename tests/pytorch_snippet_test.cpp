@@ -237,6 +237,19 @@ TEST_CASE("pytorch_snippet_file: classes once, one block per layer") {
   CHECK(empty.find("def apply_bpu_lint_fixes(model: nn.Module) -> nn.Module:") != std::string::npos);
 }
 
+TEST_CASE("pytorch_snippet_file: a flagged layer without a replacement gets a comment saying why") {
+  SnippetLayer skipped{"", ct3d(8, 4, {3, 3, 3}, {2, 2, 2}), "dec.1"};
+  skipped.not_replaced = "D axis overlaps (kernel 3 != stride 2)\nimport os  # from the model";
+  skipped.onnx_name = "/dec/dec.1/ConvTranspose\r\nos.system('x')";
+  const std::string s =
+      pytorch_snippet_file({{"convtranspose2d", ct3d(8, 4, {2, 2, 2}, {2, 2, 2}), "dec.0"}, skipped});
+  CHECK(s.find("# dec.1 (ONNX node '/dec/dec.1/ConvTranspose??os.system('x')'): not replaced: D axis overlaps "
+               "(kernel 3 != stride 2)?import os  # from the model\n") != std::string::npos);
+  CHECK(s.find("\nimport os") == std::string::npos);  // model text never leaves the comment
+  CHECK(s.find("model.dec[0] = ConvTranspose3dAsConvTranspose2d(model.dec[0])") != std::string::npos);
+  CHECK(s.find("model.dec[1]") == std::string::npos);
+}
+
 TEST_CASE("generated PyTorch modules match nn.ConvTranspose3d (check_snippet.py)") {
   require_torch();
 

@@ -515,6 +515,73 @@ TEST_CASE("conv and conv_transpose match a naive oracle on random configurations
   }
 }
 
+// Planes above the kernels' block sizes (4M output elements per channel
+// block, 256k partial sums per input block) are computed in several blocks per
+// channel and per input range; the result must be the one unblocked sum.
+TEST_CASE("conv and conv_transpose on planes larger than one block match a direct sum") {
+  const int64_t len = 2200000;  // ConvTranspose output 4.4M per channel: one output channel per block
+  const Tensor x = random_tensor({1, 2, len}, 7), w = random_tensor({2, 2, 3}, 8), b = random_tensor({2}, 9);
+  ConvAttrs a;
+  a.strides = {2};
+  a.pads = {1, 1};
+  // ConvTranspose: input i, tap k -> output 2i + k - 1.
+  const Tensor y = run_ct(x, w, a, &b);
+  REQUIRE(y.shape == std::vector<int64_t>{1, 2, 2 * len - 1});
+  std::vector<double> acc(static_cast<size_t>(2 * (2 * len - 1)));
+  for (int64_t co = 0; co < 2; ++co) {
+    double* out = acc.data() + co * (2 * len - 1);
+    std::fill(out, out + 2 * len - 1, b.data[static_cast<size_t>(co)]);
+    for (int64_t i = 0; i < len; ++i) {
+      for (int64_t k = 0; k < 3; ++k) {
+        const int64_t o = 2 * i + k - 1;
+        if (o < 0 || o >= 2 * len - 1) continue;
+        double sum = 0;
+        for (int64_t ci = 0; ci < 2; ++ci) sum += static_cast<double>(x.data[ci * len + i]) * w.data[(ci * 2 + co) * 3 + k];
+        out[o] += sum;
+      }
+    }
+  }
+  float worst = 0;
+  for (size_t i = 0; i < acc.size(); ++i) worst = std::max(worst, std::fabs(static_cast<float>(acc[i]) - y.data[i]));
+  CHECK(worst <= 1e-6f);
+
+  // Conv with the same geometry reads input 2o + k - 1 for output o.
+  const Tensor xc = random_tensor({1, 2, 2 * len}, 10);
+  const Tensor yc = run_conv(xc, w, a, &b);
+  REQUIRE(yc.shape == std::vector<int64_t>{1, 2, len});
+  worst = 0;
+  for (int64_t co = 0; co < 2; ++co) {
+    for (int64_t o = 0; o < len; ++o) {
+      double sum = b.data[static_cast<size_t>(co)];
+      for (int64_t k = 0; k < 3; ++k) {
+        const int64_t i = 2 * o + k - 1;
+        if (i < 0 || i >= 2 * len) continue;
+        for (int64_t ci = 0; ci < 2; ++ci) sum += static_cast<double>(xc.data[ci * 2 * len + i]) * w.data[(co * 2 + ci) * 3 + k];
+      }
+      worst = std::max(worst, std::fabs(static_cast<float>(sum) - yc.data[co * len + o]));
+    }
+  }
+  CHECK(worst <= 1e-6f);
+}
+
+TEST_CASE("zero inputs still meet inf and NaN weights: 0 * inf is NaN") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = make({1, 2, 2}, {0, 1, 0, 0});  // zeros everywhere but one input
+  for (const float bad : {inf, std::nanf("")}) {
+    const Tensor w = make({2, 1, 1}, {1, bad});  // ConvTranspose [C_in, C_out, K]; channel 1 reads only zeros
+    const Tensor y = run_ct(x, w, {});
+    REQUIRE(y.data.size() == 2);
+    CHECK(std::isnan(y.data[0]));  // 0 * 1 + 0 * bad
+    CHECK(std::isnan(y.data[1]));  // 1 * 1 + 0 * bad
+    const Tensor yc = run_conv(x, make({1, 2, 1}, {1, bad}), {});
+    CHECK(std::isnan(yc.data[0]));
+    CHECK(std::isnan(yc.data[1]));
+  }
+  // Finite weights: the zeros are skipped and change nothing.
+  const Tensor y = run_ct(x, make({2, 1, 1}, {2, 3}), {});
+  CHECK(y.data == std::vector<float>{0, 2});
+}
+
 TEST_CASE("conv kernels may write into one of their inputs") {
   Tensor x = iota({1, 1, 3, 3});
   std::string error;

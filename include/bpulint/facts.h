@@ -80,6 +80,7 @@ struct TensorFacts {
   const onnx::TensorProto* data = nullptr;  // constant integer data: inline, or computed by the walk
   const IntValues* values = nullptr;        // integer values computed by the walk (may hold symbols)
   uint32_t cause = 0;                       // 1-based index into ModelFacts::causes; 0 = fully known
+  const onnx::TensorProto* initializer = nullptr;  // a node input that is an initializer (in its scope)
 };
 
 // What the toolchain does with a node before placing it, decided by the walk.

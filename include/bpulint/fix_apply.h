@@ -1,8 +1,8 @@
 // Fix-it engine, applying side: rewrites the chosen nodes on a copy of the
-// model, proves each rewrite numerically against the original node with the
-// reference kernels (a fix that cannot be proven is not applied), checks the
-// whole model with the ONNX checker and strict shape inference, and writes it
-// atomically.
+// model, proves each rewrite (fix_proof.h: numerically on small inputs with the
+// layer's weights, structurally at the real shape; a fix that cannot be proven
+// is not applied), checks the whole model with the ONNX checker and strict
+// shape inference, and writes it atomically.
 #pragma once
 
 #include <string>
@@ -19,10 +19,11 @@ struct FixResult {
   std::string fix_id;          // the fix tried, "" when none applied
   bool applied = false;
   std::string reason;          // why not applied
-  int trials = 0;              // random inputs compared
+  int trials = 0;              // random inputs compared (see fix_proof.h)
   uint64_t seed = 0;
   double max_abs_error = -1;   // over all trials
-  std::vector<int64_t> verified_input_shape;
+  std::vector<std::vector<int64_t>> proof_input_shapes;  // the small inputs the proof ran
+  std::vector<int64_t> input_shape;  // the real input, checked by shape (-1: a dynamic dim)
 };
 
 struct FixRun {
@@ -33,10 +34,6 @@ struct FixRun {
   std::string data_path;       // weights written as external data here, when they were
   size_t applied() const;
 };
-
-// The option a strategy picks for a node ("auto": the recommended one; else
-// the fix with that id, if it applies); nullptr with the reason otherwise.
-const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not);
 
 // strategy: "auto" (each node's recommended fix) or a fix id.
 FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& plans, const std::string& strategy,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,11 @@ struct FixOption {
   std::string why_not;     // when !applicable
   FixCost cost;
   bool recommended = false;
-  // Errors the platform's rules raise on the replacement nodes themselves;
-  // a fix with any is never recommended.
+  // What the platform's rules raise on the replacement nodes themselves,
+  // errors first, then warnings ("BPU1601 (warning) on ..."); a fix with an
+  // error is never recommended, and fewer warnings rank first.
   std::vector<std::string> new_violations;
+  int new_errors = 0;      // how many of new_violations are errors
 };
 
 // The plan for one node: options ranked best first (applicable before not,
@@ -46,13 +49,28 @@ struct NodeFixPlan {
   ConvTransposeParams params;
   bool params_known = false;
   std::vector<FixOption> options;
+  // Why --fix cannot rewrite this node whatever the fix: its weight or bias is
+  // not a float32 initializer. "" when it can.
+  std::string inputs_blocker;
   const FixOption* recommended() const;
+  // Why `--fix` (strategy auto) leaves this node as it is; "" when it applies
+  // the recommended fix (which its proof may still refuse).
+  std::string fix_blocked() const;
 };
 
+// The option a strategy picks for a node ("auto": the recommended one; else
+// the fix with that id, if it applies); nullptr with the reason otherwise.
+const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not);
+
+// The level a rule fires at for this model (the configuration's select,
+// ignore and severity settings): false drops the rule.
+using RuleLevel = std::function<bool(const Rule& rule, Severity& level)>;
+
 // Plans fixes for every node with an error-level failure whose rule offers
-// fixes. Reads shapes and attributes only, never weight bytes.
+// fixes. Reads shapes and attributes only, never weight bytes. The verdict on
+// each replacement uses `level` when given, so it matches the lint's own.
 std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<Diagnostic>& diagnostics,
-                                    const Platform& platform);
+                                    const Platform& platform, const RuleLevel& level = nullptr);
 
 // The layer parameters of a ConvTranspose node, or false with the reason.
 bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& params, std::string& why_not);

@@ -71,6 +71,17 @@ bool load_model(const std::string& path, LoadedModel& out, std::string& error);
 bool read_tensor_bytes(const LoadedModel& m, const onnx::TensorProto& t,
                        std::string& bytes, std::string& error);
 
+// Where an external tensor's bytes are: the file (resolved and checked as
+// read_tensor_bytes does) and the byte range, checked against the file's size
+// now. Lets a writer copy the bytes file to file instead of through memory.
+struct ExternalSpan {
+  std::string file;      // path to open
+  std::string location;  // as the model names it (for messages)
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+bool external_span(const LoadedModel& m, const onnx::TensorProto& t, ExternalSpan& span, std::string& error);
+
 // True when t's data was left on disk by load_model (its external location
 // is the model file itself).
 bool is_self_reference(const LoadedModel& m, const onnx::TensorProto& t);

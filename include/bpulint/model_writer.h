@@ -1,6 +1,8 @@
 // Writing a model: atomically, by the output policy of output_file.h (a
-// regular file only, never the input or its external data), with weights that
-// the loader left on disk embedded again from the source file.
+// regular file only, never the input or its external data), self-contained:
+// every payload the loader left on disk, and the source's own external data,
+// is copied into the output (or its own .data file), file to file, one tensor
+// at a time. The output never points into the source's files.
 #pragma once
 
 #include <string>
@@ -22,7 +24,10 @@ struct WriteResult {
   std::string data_path;  // when external_data
 };
 
-// `model` is consumed: its stripped payloads are filled in from `source`.
+// `model` is consumed: its external payloads are copied in from `source`'s
+// files. Embedded, the main graph's initializers are streamed between their
+// fields, so the file is byte for byte what serializing the embedded model
+// would give, without holding it in memory.
 // On failure `out_path` is as it was (no temp file left) and `error` is one
 // line naming the file. A symlink is followed; the .data file goes beside the
 // file it leads to.

@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,10 @@ class AtomicFile {
   int fd() const { return fd_; }
   const std::string& file() const { return file_; }
   bool write(const char* data, size_t size, std::string& error);
+  // Appends `length` bytes of the file open as `src`, from `offset`: copied by
+  // the kernel (copy_file_range) where it can, else read and written in 1 MiB
+  // chunks. Never the whole range in memory.
+  bool copy_from(int src, uint64_t offset, uint64_t length, std::string& error);
   bool sync(std::string& error);    // fsync: write errors a full disk reports late show here
   bool commit(std::string& error);  // sync, then put the file in place
   // The message for a failed write through fd() (e.g. by a protobuf stream).
@@ -89,6 +94,7 @@ class AtomicFile {
   int fd_ = -1;
   int slot_ = -1;             // where temp_ is registered for the signal handler
   bool synced_ = false, committed_ = false;
+  uint64_t unsynced_ = 0;     // bytes copied in since writeback was last started
 };
 
 }  // namespace bpulint

@@ -38,6 +38,10 @@ struct SnippetLayer {
   std::string fix_id;
   ConvTransposeParams params;
   std::string torch_path;
+  // A flagged layer that gets no replacement: why, and its ONNX node name; the
+  // file then holds a comment saying so instead of a usage block.
+  std::string not_replaced = {};
+  std::string onnx_name = {};
 };
 
 // A complete, runnable Python file: imports, each needed class once, and a
@@ -52,6 +56,9 @@ struct SnippetLayer {
 // would raise ValueError), and when the module path is unknown (the assignment
 // is then left commented out). A layer whose fix id is unknown or whose kernel
 // is not 3-D gets a comment instead of a block; a repeated path is replaced once.
+// A layer with `not_replaced` set gets "# <path> (ONNX node '<name>'): not
+// replaced: <reason>" (model text in comments is reduced to printable ASCII,
+// so it cannot end the comment).
 std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers);
 
 // The same file for a single layer; "" when fix_id is unknown or the

@@ -3,11 +3,14 @@
 // random inputs, and a rewrite is kept only if the outputs agree.
 //
 // Because these kernels are the judge, they favour exact ONNX semantics and
-// strict validation over speed: every shape and attribute is checked before
-// any arithmetic, bad input yields `false` plus a one-line error (never UB or
-// an exception), and convolutions accumulate in double so that two different
-// but equivalent graphs differ only by float32 rounding of their
-// intermediates, not by summation order.
+// strict validation: every shape and attribute is checked before any
+// arithmetic, bad input yields `false` plus a one-line error (never UB or an
+// exception), and convolutions accumulate in double so that two different but
+// equivalent graphs differ only by float32 rounding of their intermediates,
+// not by summation order. A convolution is computed as a matrix product over
+// the channels (one contiguous weight row per input channel and position)
+// folded through the kernel taps, so a layer with many channels on a small
+// input, which is what the proofs run, costs its multiply-accumulates.
 #pragma once
 
 #include <onnx/onnx_pb.h>
