@@ -331,6 +331,7 @@ class Runner {
         info.models.push_back(im);
       }
       if (o_.format == "json") out_ << render_json(info);
+      else if (o_.format == "html") out_ << render_html(info);
       else if (o_.format == "dot") out_ << render_dot(info);
       else if (o_.format == "sarif") {
         out_ << render_sarif(info, o_.sarif_profile == "spec" ? SarifProfile::Spec : SarifProfile::GitHub);

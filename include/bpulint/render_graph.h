@@ -1,6 +1,8 @@
-// The graph reports: --format dot (each model's graph as DOT, coloured by
-// placement, CPU islands as clusters, for your own tools). Deterministic like
-// the machine formats: no timestamps, no absolute paths.
+// The graph reports: --format html (one self-contained file: per model the
+// summary chart, the graph laid out by Graphviz and coloured by placement,
+// findings, ranked fixes, --fix results with before/after pictures, and the
+// rule cards) and --format dot (the same graphs as DOT, for your own tools).
+// Deterministic like the machine formats: no timestamps, no absolute paths.
 #pragma once
 
 #include <string>
@@ -9,6 +11,7 @@
 
 namespace bpulint {
 
+std::string render_html(const RunInfo& run);
 std::string render_dot(const RunInfo& run);
 
 }  // namespace bpulint
