@@ -72,9 +72,9 @@ header.top { padding: 18px 28px 14px; border-bottom: 1px solid var(--line); back
 header.top h1 { margin: 0 0 4px; font-size: 22px; letter-spacing: -0.01em; }
 header.top h1 span { color: var(--muted); font-weight: 400; }
 .meta { color: var(--muted); margin: 0 0 10px; }
-.legend { display: flex; flex-wrap: wrap; gap: 6px 16px; align-items: center; font-size: 12.5px; color: var(--muted); }
+.legend { display: flex; flex-direction: column; gap: 5px; font-size: 12.5px; color: var(--muted); }
+.legend .group::before { content: attr(data-label); font-weight: 600; color: var(--ink); min-width: 64px; }
 .legend .group { display: inline-flex; flex-wrap: wrap; gap: 6px 16px; }
-.legend .group + .group { border-left: 1px solid var(--line); padding-left: 16px; }
 .legend .key { display: inline-flex; align-items: center; gap: 6px; }
 .legend .key .sw + .sw, .legend .key .sw.flag-warning, .legend .key .sw.flag-note { margin-left: 6px; }
 .sw { display: inline-block; width: 14px; height: 14px; border-radius: 4px; border: 1.5px solid; vertical-align: -2px; }
@@ -126,6 +126,7 @@ table.data td.num { text-align: right; font-variant-numeric: tabular-nums; white
 .lvl.error { background: #fde2e4; color: #9b0016; } .lvl.warning { background: #fdebd3; color: #8a4a00; }
 .lvl.note { background: #e2ecfb; color: #17478f; } .lvl.hidden { background: #eceff3; color: var(--muted); }
 .op { color: var(--muted); font-size: 12px; }
+table.data .mono { word-break: break-all; }
 .facts code { display: inline-block; background: var(--soft); border-radius: 4px; padding: 0 5px; margin: 1px 4px 1px 0; }
 .tag { display: inline-block; border-radius: 4px; padding: 0 6px; font-size: 11.5px; margin-left: 6px; }
 .tag.rec { background: #d3f0dc; color: #123d26; font-weight: 600; } .tag.na { background: #eceff3; color: var(--muted); }
@@ -394,12 +395,12 @@ class HtmlReport {
   }
 
   static std::string legend() {
-    std::string s = "<div class=\"legend\"><span class=\"group\">";
+    std::string s = "<div class=\"legend\"><span class=\"group\" data-label=\"placement\">";
     for (Placement p : kPlacements) {
       s += "<span class=\"key\"><span class=\"sw p-" + css_class(p) + "\"></span>" +
            esc(placement_style(p).label) + "</span>";
     }
-    s += "</span><span class=\"group\"><span class=\"key\"><span class=\"sw island\"></span>CPU island: one "
+    s += "</span><span class=\"group\" data-label=\"graph\"><span class=\"key\"><span class=\"sw island\"></span>CPU island: one "
          "BPU&harr;CPU round trip</span><span class=\"key\">thick border, findings:<span class=\"sw flag flag-error\">"
          "</span>error<span class=\"sw flag flag-warning\"></span>warning<span class=\"sw flag flag-note\"></span>note"
          "</span><span class=\"key\"><span class=\"sw collapsed\"></span>collapsed run, counted</span></span></div>\n";
