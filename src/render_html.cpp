@@ -231,8 +231,19 @@ const char* kScript = R"JS(
         apply();
       });
     });
-    // Wide graphs start fitted to the view, but never below half size (text stays legible; scroll for the rest).
-    if (w * 4 / 3 > view.clientWidth) { fit(); if (zoom < 0.5) { zoom = 0.5; apply(); } }
+    // Wide graphs start fitted to the view, but not below 70 % (labels stay legible), centred
+    // on the first graph input.
+    if (w * 4 / 3 > view.clientWidth) {
+      fit();
+      if (zoom < 0.7) { zoom = 0.7; apply(); }
+      var input = svg.querySelector('g.graph-input'), v = view.getBoundingClientRect();
+      if (input) {
+        var r = input.getBoundingClientRect();
+        view.scrollLeft += r.left + r.width / 2 - (v.left + v.width / 2);
+      } else {
+        view.scrollLeft = (view.scrollWidth - view.clientWidth) / 2;
+      }
+    }
   });
   // A finding's node link scrolls the graph to the node and marks it.
   function mark(el) {
