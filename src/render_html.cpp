@@ -1,9 +1,9 @@
 // --format html: one self-contained file (inline CSS, inline SVG, a little
 // inline JavaScript; nothing fetched) for every model of the run.
-#include <cmath>
 #include <cstdio>
 #include <map>
-#include <set>
+#include <string>
+#include <vector>
 
 #include "bpulint/graphviz_layout.h"
 #include "bpulint/json_writer.h"
@@ -96,6 +96,7 @@ h4 { font-size: 14px; margin: 14px 0 6px; }
 .bar span { min-width: 3px; }
 .counts { list-style: none; padding: 0; margin: 8px 0 0; display: flex; flex-wrap: wrap; gap: 4px 16px; }
 .counts li { white-space: nowrap; }
+.counts li.zero { opacity: 0.45; }
 .counts b { font-variant-numeric: tabular-nums; }
 .tiles { display: flex; gap: 8px; flex-wrap: wrap; }
 .tile { border: 1px solid var(--line); border-radius: 8px; padding: 6px 12px; min-width: 86px; background: #fff; }
@@ -465,11 +466,12 @@ class HtmlReport {
             plural(s.nodes, "node", "nodes") + "\">" + bar_segments(s) + "</div>\n<ul class=\"counts\">";
     for (Placement p : kPlacements) {
       const size_t n = count_of(s, p);
-      if (n == 0 && p != Placement::Bpu && p != Placement::Cpu) continue;
+      const double share = s.nodes == 0 ? 0.0 : 100.0 * static_cast<double>(n) / static_cast<double>(s.nodes);
       char pct[16];
-      std::snprintf(pct, sizeof pct, "%.0f%%", s.nodes == 0 ? 0.0 : 100.0 * static_cast<double>(n) / static_cast<double>(s.nodes));
-      out_ += "<li><span class=\"sw p-" + css_class(p) + "\"></span> <b>" + num(n) + "</b> " +
-              esc(placement_style(p).label) + " <span class=\"op\">" + pct + "</span></li>";
+      std::snprintf(pct, sizeof pct, n > 0 && share < 0.5 ? "&lt;1%%" : "%.0f%%", share);
+      out_ += std::string(n == 0 ? "<li class=\"zero\">" : "<li>") + "<span class=\"sw p-" + css_class(p) +
+              "\"></span> <b>" + num(n) + "</b> " + esc(placement_style(p).label) + " <span class=\"op\">" + pct +
+              "</span></li>";
     }
     out_ += "</ul></div>\n<div class=\"tiles\">";
     tile(num(s.nodes), "nodes", "");
