@@ -1,7 +1,9 @@
 // fuzz_model: arbitrary bytes as an .onnx file through the whole read side:
 // load_model -> extract_facts -> evaluate (built-in j6p) -> placement ->
 // plan_fixes, then the JSON and SARIF renderers, whose output must be valid
-// JSON whatever bytes the model's names hold. Must never crash, hang or leak.
+// JSON whatever bytes the model's names hold, and the graph report's DOT
+// (the graph to draw; Graphviz's layout is too slow to run per input).
+// Must never crash, hang or leak.
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -13,6 +15,7 @@
 #include "bpulint/json_writer.h"
 #include "bpulint/lint.h"
 #include "bpulint/model_loader.h"
+#include "bpulint/render_graph.h"
 #include "bpulint/render_machine.h"
 #include "bpulint/render_text.h"
 #include "fuzz_util.h"
@@ -65,6 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string sarif = render_sarif(run, SarifProfile::Spec);
   FUZZ_CHECK(json_valid(sarif, &why), "render_sarif produced invalid JSON: " + why);
   (void)render_github(run);
+  const std::string dot = render_dot(run);
+  FUZZ_CHECK(sanitize_utf8(dot) == dot, "render_dot produced invalid UTF-8");
   std::ostringstream text;
   render_text(text, report, platform, {});
   for (const auto& plan : report.fix_plans)

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs what bpu-lint needs to build on Debian 12 (with --test, also what the
-# tests need: PyTorch and ONNX for Python, Node.js for ONNX Runtime), then
-# configures and builds it in ./build. Safe to run again: apt and cmake skip
-# what is done.
+# tests need: PyTorch and ONNX for Python, Node.js for ONNX Runtime, Chromium
+# for the HTML report), then configures and builds it in ./build. Safe to run
+# again: apt and cmake skip what is done.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-packages=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libcli11-dev doctest-dev nlohmann-json3-dev)
+packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libcli11-dev doctest-dev
+          nlohmann-json3-dev libgraphviz-dev)
 if [[ ${1:-} == --test ]]; then
-  packages+=(python3-onnx python3-numpy python3-torch pre-commit git)
+  # fonts-liberation: Liberation Sans has Arial's metrics, which Graphviz lays labels out with.
+  packages+=(python3-onnx python3-numpy python3-torch pre-commit git chromium fonts-liberation)
   # Node.js may already come from elsewhere (with npm bundled); Debian's own
   # split packages are the fallback.
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then packages+=(nodejs npm); fi

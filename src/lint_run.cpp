@@ -20,6 +20,7 @@
 #include "bpulint/model_writer.h"
 #include "bpulint/output_file.h"
 #include "bpulint/pytorch_snippet.h"
+#include "bpulint/render_graph.h"
 #include "bpulint/render_machine.h"
 #include "bpulint/render_text.h"
 
@@ -389,6 +390,8 @@ class Runner {
         info.models.push_back(im);
       }
       if (o_.format == "json") out_ << render_json(info);
+      else if (o_.format == "html") out_ << render_html(info);
+      else if (o_.format == "dot") out_ << render_dot(info);
       else if (o_.format == "sarif") {
         out_ << render_sarif(info, o_.sarif_profile == "spec" ? SarifProfile::Spec : SarifProfile::GitHub);
       } else out_ << render_github(info);

@@ -1,5 +1,6 @@
 #include "bpulint/placement.h"
 
+#include <algorithm>
 #include <numeric>
 #include <unordered_map>
 
@@ -62,7 +63,8 @@ struct DisjointSets {
 
 }  // namespace
 
-size_t count_cpu_islands(const ModelFacts& facts, const std::vector<Placement>& placement) {
+std::vector<long> cpu_islands(const ModelFacts& facts, const std::vector<Placement>& placement) {
+  std::vector<long> island(facts.nodes.size(), -1);
   // Only CPU producers can join an island, so only their outputs are indexed.
   // Keys carry the graph id: a subgraph's values never join an island of
   // its parent graph (the parent node itself does that).
@@ -74,7 +76,7 @@ size_t count_cpu_islands(const ModelFacts& facts, const std::vector<Placement>& 
       if (!o.name.empty()) producer[std::to_string(facts.nodes[i].graph_id) + '\n' + std::string(o.name)] = i;
     }
   }
-  if (producer.empty()) return 0;
+  if (producer.empty()) return island;
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     if (placement[i] != Placement::Cpu) continue;
     for (const auto& in : facts.nodes[i].inputs) {
@@ -82,11 +84,22 @@ size_t count_cpu_islands(const ModelFacts& facts, const std::vector<Placement>& 
       if (it != producer.end()) sets.unite(i, it->second);
     }
   }
-  size_t islands = 0;
+  // Numbered in graph order of each island's first node.
+  std::vector<long> number(facts.nodes.size(), -1);
+  long next = 0;
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
-    if (placement[i] == Placement::Cpu && sets.find(i) == i) ++islands;
+    if (placement[i] != Placement::Cpu) continue;
+    long& n = number[sets.find(i)];
+    if (n < 0) n = next++;
+    island[i] = n;
   }
-  return islands;
+  return island;
+}
+
+size_t count_cpu_islands(const ModelFacts& facts, const std::vector<Placement>& placement) {
+  long islands = 0;
+  for (long n : cpu_islands(facts, placement)) islands = std::max(islands, n + 1);
+  return static_cast<size_t>(islands);
 }
 
 Summary summarize(const ModelFacts& facts, const std::vector<Placement>& placement,

@@ -101,17 +101,7 @@ void render_fix_run(std::ostream& out, const ModelReport& r, const FixRun& run, 
     const auto& n = r.facts.nodes[static_cast<size_t>(res.node)];
     out << r.path << ": " << n.op_type << " '" << n.display_name << "': ";
     if (res.applied) {
-      auto shape_text = [](const std::vector<int64_t>& shape) {
-        std::string s;
-        for (int64_t d : shape) s += (s.empty() ? "" : "x") + (d < 0 ? std::string("N") : std::to_string(d));
-        return s;
-      };
-      std::string inputs;
-      for (const auto& s : res.proof_input_shapes) inputs += (inputs.empty() ? "" : " and ") + shape_text(s);
-      char err[32];
-      std::snprintf(err, sizeof err, "%g", res.max_abs_error);
-      out << p.paint("fixed", "1;32") << " with " << res.fix_id << "; proven on random inputs " << inputs << " (seed "
-          << res.seed << "): max abs error " << err << "; shapes checked at " << shape_text(res.input_shape) << "\n";
+      out << p.paint("fixed", "1;32") << " with " << res.fix_id << "; " << proof_summary(res) << "\n";
     } else {
       out << p.paint("not fixed", "1;33") << (res.fix_id.empty() ? "" : " (" + res.fix_id + ")") << ": " << res.reason
           << "\n";

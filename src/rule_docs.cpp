@@ -173,23 +173,33 @@ std::string rules_json(const Platform& p) {
   return w.str() + "\n";
 }
 
+std::vector<RuleCardField> rule_card(const Rule& r, const std::vector<std::string>& platforms) {
+  std::vector<RuleCardField> card;
+  card.push_back({"platforms", platforms.empty() ? "all" : join(platforms)});
+  card.push_back({"applies to", r.scope == RuleScope::Model ? "the model" : "ops " + join(r.ops)});
+  if (r.when) card.push_back({"when", expr_text(*r.when)});
+  if (r.require) card.push_back({"require", expr_text(*r.require)});
+  card.push_back({"severity", std::string(severity_name(r.severity)) + " (" + r.effect + ")"});
+  if (!r.cpu_node.empty()) card.push_back({"on the CPU as", r.cpu_node});
+  card.push_back({"status", status_name(r.status)});
+  card.push_back({"source", r.source});
+  if (!r.ref.empty()) card.push_back({"reference", r.ref});
+  for (const auto& f : r.fixes) {
+    const FixKind* k = find_fix_kind(f);
+    card.push_back({"fix", f + " - " + (k ? k->title : "") + " (" + (k ? k->safety : "") + ")"});
+  }
+  card.push_back({"defined at", r.defined_at.str()});
+  return card;
+}
+
 std::string explain_text(const Rule& r, const std::vector<std::string>& platforms) {
   std::ostringstream out;
   out << r.id << " " << r.name << "\n  " << r.summary << "\n\n";
   if (!r.description.empty()) out << "  " << r.description << "\n\n";
-  out << "  platforms: " << (platforms.empty() ? "all" : join(platforms)) << "\n";
-  out << "  applies to: " << (r.scope == RuleScope::Model ? "the model" : "ops " + join(r.ops)) << "\n";
-  if (r.when) out << "  when:       " << expr_text(*r.when) << "\n";
-  if (r.require) out << "  require:    " << expr_text(*r.require) << "\n";
-  out << "  severity:   " << severity_name(r.severity) << " (" << r.effect << ")\n";
-  if (!r.cpu_node.empty()) out << "  on the CPU as: " << r.cpu_node << "\n";
-  out << "  status:     " << status_name(r.status) << "\n  source:     " << r.source << "\n";
-  if (!r.ref.empty()) out << "  reference:  " << r.ref << "\n";
-  for (const auto& f : r.fixes) {
-    const FixKind* k = find_fix_kind(f);
-    out << "  fix:        " << f << " - " << (k ? k->title : "") << " (" << (k ? k->safety : "") << ")\n";
+  for (const auto& field : rule_card(r, platforms)) {
+    const std::string label = field.label + ":";
+    out << "  " << label << std::string(label.size() < 12 ? 12 - label.size() : 1, ' ') << field.value << "\n";
   }
-  out << "  defined at: " << r.defined_at.str() << "\n";
   return out.str();
 }
 

@@ -35,6 +35,10 @@ struct FixRun {
   size_t applied() const;
 };
 
+// What an applied fix's proof showed, as every format prints it: "proven on random
+// inputs 2x8x3x5x7 and ... (seed S): max abs error E; shapes checked at 1x8xNx...".
+std::string proof_summary(const FixResult& result);
+
 // strategy: "auto" (each node's recommended fix) or a fix id.
 FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& plans, const std::string& strategy,
                    const std::string& output_path, bool external_data = false);

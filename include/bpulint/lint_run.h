@@ -20,7 +20,7 @@ struct RunOptions {
   std::string rules_dir;                    // replaces the built-in database
   std::vector<std::string> extra_rules;     // --rules: files or folders extending it
   FactOptions facts;
-  std::string format = "text";              // text | concise | json | sarif | github
+  std::string format = "text";              // text | concise | json | sarif | github | html | dot
   std::string sarif_profile = "github";     // github | spec
   std::string output_file;                  // -o: written atomically instead of stdout
   bool color = false;

@@ -45,7 +45,10 @@ struct Summary {
 std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& platform,
                                    const std::vector<Diagnostic>& diagnostics);
 
-// Connected components of CPU nodes over data edges within each graph.
+// Connected components of CPU nodes over data edges within each graph: the
+// island of each node, numbered from 0 in graph order of its first node; -1
+// for nodes not on the CPU.
+std::vector<long> cpu_islands(const ModelFacts& facts, const std::vector<Placement>& placement);
 size_t count_cpu_islands(const ModelFacts& facts, const std::vector<Placement>& placement);
 
 Summary summarize(const ModelFacts& facts, const std::vector<Placement>& placement,

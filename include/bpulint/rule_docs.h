@@ -16,6 +16,15 @@ std::string rules_json(const Platform& platform);
 std::string docs_index_markdown(const RuleDatabase& db);
 std::string explain_text(const Rule& rule, const std::vector<std::string>& platforms);
 
+// A rule's card below its id, name, summary and description: what `explain`
+// prints and the HTML report shows, field by field ("when", "require",
+// "status", "source", ...), in order.
+struct RuleCardField {
+  std::string label;
+  std::string value;
+};
+std::vector<RuleCardField> rule_card(const Rule& rule, const std::vector<std::string>& platforms);
+
 // Checks rule files as the loader does, plus what loading cannot see:
 // conditions that can never hold and constraints that can never fail.
 // Returns one line per problem ("file:line:col: ..."); empty = all good.

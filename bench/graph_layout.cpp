@@ -1,0 +1,71 @@
+// Times the graph report's two steps on one model, as the HTML report runs
+// them: build the picture (whole, or collapsed) and lay it out with Graphviz.
+// With --full N the full-layout limit can be raised, to measure how a full
+// layout scales (how kFullGraphNodes and kGraphLayoutBudget were chosen;
+// bench/graph_report.sh, bench/README.md "Graph reports").
+//
+//   bench_graph_layout MODEL [--full N] [--budget N] [--hops N]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "bpulint/config.h"
+#include "bpulint/graphviz_layout.h"
+#include "bpulint/lint.h"
+#include "bpulint/report_graph.h"
+#include "bpulint/rule_db.h"
+
+using namespace bpulint;
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s MODEL [--full N] [--budget N] [--hops N]\n", argv[0]);
+    return 2;
+  }
+  GraphOptions options;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const unsigned long v = std::strtoul(argv[i + 1], nullptr, 10);
+    if (flag == "--full") options.full_nodes = v;
+    else if (flag == "--budget") options.budget = v;
+    else if (flag == "--hops") options.context_hops = static_cast<int>(v);
+  }
+  RuleDatabase db;
+  std::string error;
+  if (!load_default_rule_database("", db, error)) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return 2;
+  }
+  const Platform& platform = *db.find(kDefaultPlatform);
+  ModelReport report = lint_model(argv[1], platform, {});
+  if (!report.ok) {
+    std::fprintf(stderr, "%s: %s\n", argv[1], report.error.c_str());
+    return 2;
+  }
+  Config config;  // what the command line does without a configuration file
+  apply_config(report, platform, config, nullptr);
+
+  auto t = std::chrono::steady_clock::now();
+  const ReportGraph graph = build_report_graph(report, {}, options);
+  const double build = seconds_since(t);
+  DotStyle style;
+  style.id_prefix = "m0_";
+  style.finding_prefix = "m0_f";
+  const std::string dot = graph_dot(report, graph, style);
+  std::string svg;
+  t = std::chrono::steady_clock::now();
+  const bool ok = layout_svg(dot, svg, error);
+  const double layout = seconds_since(t);
+  // nodes items collapsed hops build_s layout_s dot_bytes svg_bytes
+  std::printf("%zu\t%zu\t%s\t%d\t%.3f\t%.3f\t%zu\t%zu%s%s\n", report.facts.nodes.size(), graph.items.size(),
+              graph.collapsed ? "collapsed" : "full", graph.context_hops, build, layout, dot.size(), svg.size(),
+              ok ? "" : "\t", ok ? "" : error.c_str());
+  return ok ? 0 : 1;
+}

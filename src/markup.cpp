@@ -1,0 +1,94 @@
+#include "bpulint/markup.h"
+
+#include <cstdint>
+#include <cstdio>
+
+#include "bpulint/json_writer.h"
+
+namespace bpulint {
+namespace {
+
+// Decodes one code point of valid UTF-8 at s[i]; returns its byte length.
+size_t decode(std::string_view s, size_t i, uint32_t& cp) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+  if (i + len > s.size()) len = s.size() - i;  // cannot happen after sanitize_utf8; stay in bounds anyway
+  cp = len == 1 ? b : len == 2 ? b & 0x1Fu : len == 3 ? b & 0x0Fu : b & 0x07u;
+  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
+  return len;
+}
+
+bool noncharacter(uint32_t cp) { return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE; }
+
+}  // namespace
+
+std::string printable_text(std::string_view bytes) {
+  const std::string clean = sanitize_utf8(bytes);
+  std::string out;
+  out.reserve(clean.size());
+  for (size_t i = 0; i < clean.size();) {
+    uint32_t cp = 0;
+    const size_t len = decode(clean, i, cp);
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
+      out += buf;
+    } else if (noncharacter(cp)) {
+      out += "\xEF\xBF\xBD";
+    } else {
+      out.append(clean, i, len);
+    }
+    i += len;
+  }
+  return out;
+}
+
+std::string html_escape(std::string_view bytes) {
+  std::string out;
+  for (char c : printable_text(bytes)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string dot_quote_lines(const std::vector<std::string>& lines) {
+  std::string out = "\"";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i > 0) out += "\\n";
+    for (char c : printable_text(lines[i])) {
+      switch (c) {
+        case '\\': out += "\\\\"; break;
+        case '"': out += "\\\""; break;
+        case '&': out += "&amp;"; break;
+        default: out += c;
+      }
+    }
+  }
+  return out + "\"";
+}
+
+std::string dot_quote(std::string_view bytes) { return dot_quote_lines({std::string(bytes)}); }
+
+std::string shorten_tail(std::string_view bytes, size_t max_chars) {
+  const std::string text = printable_text(bytes);
+  size_t chars = 0;
+  for (unsigned char c : text) chars += (c & 0xC0) != 0x80;
+  if (chars <= max_chars || max_chars < 4) return text;
+  // Skip the code points that do not fit, keeping room for "...".
+  size_t drop = chars - (max_chars - 3), i = 0;
+  while (drop > 0) {
+    uint32_t cp = 0;
+    i += decode(text, i, cp);
+    --drop;
+  }
+  return "..." + text.substr(i);
+}
+
+}  // namespace bpulint
