@@ -226,6 +226,10 @@ int run_cli(int argc, char** argv) {
   app.add_option("--hb-config", hb_config_path,
                  "Lint with the march and input shapes of a Horizon compile config (the YAML of hb_mapper makertbin "
                  "or hb_compile); its onnx_model when no model is given");
+  app.add_option("--source-root", run.source_root,
+                 "Where the PyTorch sources named by the model's stack traces live (default: the current folder); "
+                 "findings then point at the line that built the node")
+      ->type_name("DIR");
   app.add_flag("--isolated", run.isolated, "Ignore configuration files");
   auto* select_opt = app.add_option("--select", select, "Only these rule ids or prefixes (overrides the configuration)")
                          ->delimiter(',')

@@ -63,6 +63,22 @@ ModelReport lint_model(const std::string& path, const Platform& platform, const 
   return r;
 }
 
+const SourceLine* ModelReport::source_for(long node) const {
+  auto it = source_lines.find(node);
+  return it == source_lines.end() ? nullptr : &it->second;
+}
+
+void locate_sources(ModelReport& report, SourceResolver& resolver) {
+  if (!report.ok) return;
+  for (const auto& d : report.diagnostics) {
+    if (d.node < 0 || report.source_lines.count(d.node) != 0) continue;
+    const NodeFacts& n = report.facts.nodes[static_cast<size_t>(d.node)];
+    if (n.proto == nullptr) continue;
+    SourceLine line;
+    if (resolver.locate(*n.proto, line)) report.source_lines.emplace(d.node, std::move(line));
+  }
+}
+
 const NodeFixPlan* ModelReport::plan_for(long node) const {
   for (const auto& p : fix_plans) {
     if (p.node == node) return &p;

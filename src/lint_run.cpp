@@ -108,6 +108,10 @@ class Runner {
                   " needs exactly one model");
     }
     if (!o_.baseline.empty() && !load_baseline(o_.baseline, baseline_, error)) return fail(error);
+    std::error_code ec;
+    if (!o_.source_root.empty() && !fs::is_directory(o_.source_root, ec)) {
+      return fail("--source-root " + o_.source_root + ": not a folder");
+    }
     for (const auto& p : paths) {
       ModelRun m;
       m.path = p;
@@ -237,6 +241,7 @@ class Runner {
     }
     apply_config(r, *m.platform, m.setup->config, m.settings, o_.baseline.empty() ? nullptr : &baseline_,
                  o_.show_unverified);
+    locate_sources(r, sources_);
     if (text_output()) render_text(out_, r, *m.platform, text_options());
     if (!o_.pytorch_snippet.empty()) write_snippet(r);
     if (o_.fix) fix(m);
@@ -434,6 +439,7 @@ class Runner {
   std::map<std::string, std::unique_ptr<Setup>> setups_;  // by configuration path ("" = none)
   std::vector<ModelRun> models_;
   Baseline baseline_;
+  SourceResolver sources_{o_.source_root};
   // Text goes straight to stdout as each model finishes; with -o, or for the
   // machine formats (one document), it is collected first.
   std::ostringstream buffer_;

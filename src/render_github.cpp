@@ -1,6 +1,8 @@
 // --format github: GitHub Actions workflow commands, one annotation per shown
 // diagnostic and a summary notice per model:
-//   ::error file=models/m.onnx,title=BPU1101 convtranspose3d-kernel-d-range::torch_jit//x/ConvTranspose: ...
+//   ::error file=models/m.onnx,title=BPU1101 convtranspose3d-kernel-d-range::torch_jit/x/ConvTranspose: ...
+// A node whose PyTorch stack trace names a file under --source-root is
+// annotated there instead: file=models/dec.py,line=12, the model in the text.
 // Escaping follows the Actions toolkit (@actions/core command.ts): in data
 // % -> %25, CR -> %0D, LF -> %0A; in property values also : -> %3A and
 // , -> %2C. Invalid UTF-8 is replaced with U+FFFD.
@@ -62,11 +64,12 @@ std::string summary_text(const ModelReport& r) {
 }
 
 void line(std::string& out, const char* cmd, const std::string& file, const std::string& title,
-          const std::string& message) {
+          const std::string& message, long file_line = 0) {
   out += "::";
   out += cmd;
   std::string props;
   if (!file.empty()) props += "file=" + escape_property(file);
+  if (!file.empty() && file_line > 0) props += ",line=" + std::to_string(file_line);
   if (!title.empty()) props += std::string(props.empty() ? "" : ",") + "title=" + escape_property(title);
   if (!props.empty()) out += " " + props;
   out += "::" + escape_data(message) + "\n";
@@ -90,7 +93,14 @@ std::string render_github(const RunInfo& run) {
       if (d.node >= 0) message = r->facts.nodes[static_cast<size_t>(d.node)].path() + ": " + message;
       if (!d.waiver.empty()) message += " (waived: " + d.waiver + ")";
       else if (d.baselined) message += " (baselined)";
-      line(out, command(d.severity), m.path, d.rule->id + " " + d.rule->name, message);
+      // On the PyTorch line that built the node, when its stack trace names a file of this tree.
+      const SourceLine* source = r->source_for(d.node);
+      if (source != nullptr && !source->path.empty()) {
+        line(out, command(d.severity), source->path, d.rule->id + " " + d.rule->name, m.path + ": " + message,
+             source->line);
+      } else {
+        line(out, command(d.severity), m.path, d.rule->id + " " + d.rule->name, message);
+      }
     }
     if (m.fix_run != nullptr) {
       const FixRun& f = *m.fix_run;

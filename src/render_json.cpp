@@ -104,6 +104,14 @@ void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived, Se
       w.member_null("node").member_null("graph_path").member_null("node_index").member_null("op_type");
     }
     w.member("message", d.message);
+    if (const SourceLine* s = n != nullptr ? r.source_for(d.node) : nullptr) {  // from the exporter's stack trace
+      w.key("pytorch_source").begin_object();
+      if (s->path.empty()) w.member_null("path");
+      else w.member("path", s->path);
+      w.member("line", s->line).member("function", s->function).member("code", s->code);
+      w.member("trace_file", s->trace_file);
+      w.end_object();
+    }
     w.key("facts");
     write_facts(w, d.facts);
     w.member("status", status_name(d.rule->status)).member("source", d.rule->source);

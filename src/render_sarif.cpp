@@ -5,6 +5,9 @@
 //                     wrong), the node path at the front of message.text;
 //   spec:             the binary region (byteOffset/byteLength) of the node's
 //                     NodeProto, or of the whole file for model-level results.
+// A node whose PyTorch stack trace names a file under --source-root has that
+// file and startLine as its primary location (both profiles) and the .onnx
+// node as relatedLocations[0]; the .py files are artifacts after the models.
 // Both: rules that fired (sorted by id), cached logicalLocations (graph ->
 // module, node -> node), own partialFingerprints, invocations with exit code
 // and notifications, artifacts, automationDetails "bpu-lint/<platform>/".
@@ -197,6 +200,9 @@ struct Builder {
   std::vector<LogicalLocation> logical;
   std::map<std::tuple<std::string, std::string, std::string, size_t>, size_t> logical_index;
   std::vector<long> artifact_of;  // per model: artifact index or -1
+  // PyTorch files that results point at (after the models' artifacts), by path.
+  std::map<std::string, size_t> source_artifact;
+  std::vector<std::string> source_paths;
 
   Builder(const RunInfo& r, SarifProfile p) : run(r), profile(p) {
     size_t artifacts = 0;
@@ -206,6 +212,15 @@ struct Builder {
       if (!ok) continue;
       for (const auto& d : m.report->diagnostics) {
         if (listed(d, run.show_waived, run.min_severity)) rules.emplace(d.rule->id, d.rule);
+      }
+    }
+    for (const auto& m : run.models) {
+      if (m.report == nullptr || !m.report->ok) continue;
+      for (const auto& d : m.report->diagnostics) {
+        const SourceLine* s = listed(d, run.show_waived, run.min_severity) ? m.report->source_for(d.node) : nullptr;
+        if (s == nullptr || s->path.empty() || source_artifact.count(s->path) != 0) continue;
+        source_artifact.emplace(s->path, artifacts + source_paths.size());
+        source_paths.push_back(s->path);
       }
     }
     size_t i = 0;
@@ -350,6 +365,13 @@ struct Builder {
       }
       w.end_object();
     }
+    for (const auto& path : source_paths) {
+      w.begin_object();
+      w.key("location").begin_object().member("uri", sarif_uri(path)).end_object();
+      w.key("roles").begin_array().value("resultFile").end_array();
+      w.member("mimeType", "text/x-python").member("sourceLanguage", "python");
+      w.end_object();
+    }
     w.end_array();
   }
 
@@ -360,17 +382,45 @@ struct Builder {
     w.end_object();
   }
 
+  void write_node_logical(JsonWriter& w, const NodeFacts& n) {
+    const size_t index = node_location(n);
+    w.key("logicalLocations").begin_array().begin_object();
+    w.member("index", index).member("fullyQualifiedName", logical[index].fqn);
+    w.end_object().end_array();
+  }
+
   void write_result(JsonWriter& w, const RunInfo::Model& m, size_t artifact, const Diagnostic& d) {
     const ModelReport& r = *m.report;
     const NodeFacts* n = d.node >= 0 ? &r.facts.nodes[static_cast<size_t>(d.node)] : nullptr;
     w.begin_object();
     w.member("ruleId", d.rule->id).member("ruleIndex", rule_index.at(d.rule->id));
     w.member("level", severity_name(d.severity));
+    // A node with a PyTorch stack trace is reported on the line that built it,
+    // with the node in the model as the related location.
+    const SourceLine* source = n != nullptr ? r.source_for(d.node) : nullptr;
+    if (source != nullptr && source->path.empty()) source = nullptr;
     std::string text = d.message;
     if (profile == SarifProfile::GitHub && n != nullptr) text = n->path() + ": " + text;
+    if (source != nullptr) text = m.path + ": " + (profile == SarifProfile::GitHub ? text : n->path() + ": " + text);
     w.key("message").begin_object().member("text", text).end_object();
 
-    w.key("locations").begin_array().begin_object();
+    w.key("locations").begin_array();
+    if (source != nullptr) {
+      w.begin_object().key("physicalLocation").begin_object();
+      w.key("artifactLocation").begin_object();
+      w.member("uri", sarif_uri(source->path)).member("index", source_artifact.at(source->path));
+      w.end_object();
+      w.key("region").begin_object().member("startLine", source->line);
+      if (!source->code.empty()) w.key("snippet").begin_object().member("text", source->code).end_object();
+      w.end_object();
+      w.end_object();
+      write_node_logical(w, *n);
+      w.end_object().end_array();
+      w.key("relatedLocations").begin_array().begin_object().member("id", 0);
+      w.key("message").begin_object().member("text", "node " + n->path() + " in " + m.path).end_object();
+    } else {
+      w.begin_object();
+    }
     w.key("physicalLocation").begin_object();
     w.key("artifactLocation").begin_object().member("uri", sarif_uri(m.path)).member("index", artifact).end_object();
     if (profile == SarifProfile::Spec) {
@@ -385,12 +435,7 @@ struct Builder {
       }
     }
     w.end_object();
-    if (n != nullptr) {
-      const size_t index = node_location(*n);
-      w.key("logicalLocations").begin_array().begin_object();
-      w.member("index", index).member("fullyQualifiedName", logical[index].fqn);
-      w.end_object().end_array();
-    }
+    if (n != nullptr) write_node_logical(w, *n);
     w.end_object().end_array();
 
     const std::string key = n != nullptr ? d.rule->id + ":" + n->path() + ":" + n->op_type

@@ -157,6 +157,14 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
     if (d.node >= 0) {
       const auto& n = r.facts.nodes[static_cast<size_t>(d.node)];
       out << "    node #" << n.index_in_graph << " of graph " << printable(n.graph_path) << ", opset " << n.opset << "\n";
+      if (const SourceLine* s = r.source_for(d.node)) {
+        const bool found = !s->path.empty();
+        out << "    built at " << printable(found ? s->path : s->trace_file) << ":" << s->line
+            << (s->function.empty() ? "" : " in " + printable(s->function));
+        if (!found) out << " (not found under --source-root)";
+        else if (!s->code.empty()) out << ": " << printable(s->code);
+        out << "\n";
+      }
     }
     if (!d.facts.empty()) out << "    facts: " << printable(facts_text(d.facts)) << "\n";
     if (d.outcome == Outcome::Fail && !d.rule->builtin) {

@@ -1,6 +1,7 @@
 // One model through the pipeline: load -> facts -> evaluate -> placement -> fix plans.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "bpulint/model_loader.h"
 #include "bpulint/placement.h"
 #include "bpulint/rule_db.h"
+#include "bpulint/source_location.h"
 
 namespace bpulint {
 
@@ -24,9 +26,16 @@ struct ModelReport {
   std::vector<Placement> placement;
   Summary summary;
   std::vector<NodeFixPlan> fix_plans;   // for nodes whose failing rules offer fixes
+  // The PyTorch source line of nodes with findings, when the exporter recorded one (locate_sources).
+  std::map<long, SourceLine> source_lines;
   const NodeFixPlan* plan_for(long node) const;
+  const SourceLine* source_for(long node) const;
 };
 
 ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options);
+
+// Fills report.source_lines for every node with a finding that carries a
+// PyTorch stack trace. Reads node metadata only; the resolver's cache spans models.
+void locate_sources(ModelReport& report, SourceResolver& resolver);
 
 }  // namespace bpulint

@@ -41,6 +41,7 @@ struct RunOptions {
   std::string write_baseline;
   int jobs = 1;
   const HbConfig* hb_config = nullptr;      // --hb-config: march and input shapes from a Horizon compile config
+  std::string source_root;                  // --source-root: where the PyTorch files of stack traces are ("" = .)
 };
 
 // Returns the process exit code: 0 clean, 1 error-level findings, 2 broken
