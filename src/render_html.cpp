@@ -597,7 +597,14 @@ class HtmlReport {
         out_ += "<br><span class=\"lvl hidden\">" +
                 (d.waiver.empty() ? std::string("in baseline") : "waived: " + esc(d.waiver)) + "</span>";
       }
-      out_ += "</td>" + node_cell(r, g, d.node, id) + "<td>" + esc(d.message) + "</td><td class=\"facts\">";
+      out_ += "</td>" + node_cell(r, g, d.node, id) + "<td>" + esc(d.message);
+      if (const SourceLine* s = r.source_for(d.node)) {  // the PyTorch line that built the node
+        const bool found = !s->path.empty();
+        out_ += "<br><span class=\"op\">built at " + esc((found ? s->path : s->trace_file) + ":" + std::to_string(s->line)) +
+                (s->function.empty() ? "" : " in " + esc(s->function)) + (found ? "" : " (not found under --source-root)") +
+                "</span>" + (found && !s->code.empty() ? " <code>" + esc(s->code) + "</code>" : "");
+      }
+      out_ += "</td><td class=\"facts\">";
       for (const auto& t : d.facts) out_ += "<code>" + esc(t.text + " = " + t.value.to_string()) + "</code>";
       out_ += "</td></tr>\n";
     }

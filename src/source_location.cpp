@@ -45,7 +45,30 @@ bool parse_frame(const std::string& text, StackFrame& frame) {
 // Python 3.11 marks the failing expression with a line of ^ and ~.
 bool is_marker(const std::string& text) { return text.find_first_not_of("^~ ") == std::string::npos; }
 
-bool is_library_component(const std::string& c) { return c == "site-packages" || c == "dist-packages"; }
+// The path's components after any drive letter, '.' and the last '..'; '\' separates too.
+std::vector<std::string> path_components(const std::string& path) {
+  std::vector<std::string> parts;
+  std::string part;
+  auto flush = [&] {
+    if (part == "..") parts.clear();
+    else if (!part.empty() && part != "." && !(parts.empty() && part.size() == 2 && part[1] == ':')) parts.push_back(part);
+    part.clear();
+  };
+  for (char c : path) {
+    if (c == '/' || c == '\\') flush();
+    else part += c;
+  }
+  flush();
+  return parts;
+}
+
+// A frame in an installed package (torch's own module code, say): never the user's line.
+bool in_installed_package(const std::vector<std::string>& parts) {
+  for (const auto& p : parts) {
+    if (p == "site-packages" || p == "dist-packages") return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -81,7 +104,7 @@ std::vector<std::pair<std::string, std::string>> node_metadata(const onnx::NodeP
 
 std::vector<StackFrame> parse_stack_trace(const std::string& text) {
   std::vector<StackFrame> frames;
-  bool code_pending = false;  // the line after a frame header is its code
+  bool code_pending = false;  // only the line right after a frame header is its code
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
@@ -92,8 +115,9 @@ std::vector<StackFrame> parse_stack_trace(const std::string& text) {
     if (parse_frame(line, frame)) {
       frames.push_back(std::move(frame));
       code_pending = true;
-    } else if (code_pending && !line.empty() && !is_marker(line)) {
-      frames.back().code = line;
+    } else {
+      const bool code = code_pending && !line.empty() && !is_marker(line) && line.compare(0, 6, "File \"") != 0;
+      if (code) frames.back().code = line;
       code_pending = false;
     }
   }
@@ -108,21 +132,8 @@ SourceResolver::SourceResolver(std::string root) : root_(root.empty() ? "." : st
 std::string SourceResolver::find(const std::string& trace_file) {
   auto cached = found_.find(trace_file);
   if (cached != found_.end()) return cached->second;
-  // Components after any drive letter, '.' and the last '..'; '\' separates too.
-  std::vector<std::string> parts;
-  std::string part;
-  bool library = false;
-  auto flush = [&] {
-    if (part == "..") parts.clear();
-    else if (!part.empty() && part != "." && !(parts.empty() && part.size() == 2 && part[1] == ':')) parts.push_back(part);
-    library = library || is_library_component(part);
-    part.clear();
-  };
-  for (char c : trace_file) {
-    if (c == '/' || c == '\\') flush();
-    else part += c;
-  }
-  flush();
+  const std::vector<std::string> parts = path_components(trace_file);
+  const bool library = in_installed_package(parts);
   std::string result;
   for (size_t i = 0; !library && i < parts.size() && result.empty(); ++i) {
     std::string candidate;
@@ -146,8 +157,16 @@ bool SourceResolver::locate(const onnx::NodeProto& node, SourceLine& out) {
     out = SourceLine{prefix_ + found, it->line, it->function, it->code, it->file};
     return true;
   }
-  const StackFrame& innermost = frames.back();
-  out = SourceLine{"", innermost.line, innermost.function, innermost.code, innermost.file};
+  // None found: the innermost frame outside installed packages names the
+  // user's file on the exporting machine.
+  const StackFrame* innermost = &frames.back();
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    if (!in_installed_package(path_components(it->file))) {
+      innermost = &*it;
+      break;
+    }
+  }
+  out = SourceLine{"", innermost->line, innermost->function, innermost->code, innermost->file};
   return true;
 }
 

@@ -15,6 +15,7 @@ Usage: /usr/bin/python3 tests/exports/export_models.py [OUT_DIR]   (default: thi
 """
 import os
 import sys
+import traceback
 
 import onnx
 import torch
@@ -160,14 +161,68 @@ MODELS = [
     ("masking_where", Masking, [(1, 8, 12, 12), (1, 8, 12, 12)], ["feats", "mask"], None, 17),
 ]
 
+# The model exported with each layer's Python stack trace, as PyTorch's newer
+# (torch.export-based) exporter writes it: NodeProto.metadata_props (field 9)
+# key "pkg.torch.onnx.stack_trace". torch 1.13 has no such exporter and ONNX
+# 1.12 no such field, so the traces are recorded by forward pre-hooks during
+# the export and appended to each node on the wire. Paths are rewritten to the
+# exporting machine of a fictional user, as a linted model arrives from CI.
+TRACED = ("occupancy_traced", OccupancyDecoder, [(1, 64, 10, 10)], ["bev"], None, 17)
+TRACE_KEY = "pkg.torch.onnx.stack_trace"
+FOREIGN_ROOT = "/home/dev/bev-perception"
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-def export(name, module, shapes, input_names, dynamic, opset, out_dir):
+
+def record_traces(model):
+    """Hooks recording, per submodule name, the stack that first called it (the hook's frame dropped)."""
+    traces = {}
+
+    def hook_for(name):
+        def hook(_module, _inputs):
+            if name not in traces:
+                frames = traceback.extract_stack()[:-1]
+                text = "".join(traceback.format_list(frames))
+                traces[name] = text.replace(REPO_ROOT, FOREIGN_ROOT)
+        return hook
+
+    handles = [m.register_forward_pre_hook(hook_for(n)) for n, m in model.named_modules() if n]
+    return traces, handles
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def stamp_traces(path, traces):
+    """Adds metadata_props {TRACE_KEY: trace} to every node built inside a traced submodule."""
+    m = onnx.load(path)
+    for node in m.graph.node:
+        scope = node.name.split("/")[1] if node.name.startswith("/") and node.name.count("/") > 1 else ""
+        if scope not in traces:
+            continue
+        entry = onnx.StringStringEntryProto(key=TRACE_KEY, value=traces[scope]).SerializeToString()
+        node.ParseFromString(node.SerializeToString() + b"\x4a" + varint(len(entry)) + entry)
+    onnx.save(m, path)
+
+
+def export(name, module, shapes, input_names, dynamic, opset, out_dir, traced=False):
     model = seeded(module)
+    if traced:
+        traces, handles = record_traces(model)
     torch.manual_seed(SEED + 1)
     args = tuple(torch.rand(*s) for s in shapes)
     path = os.path.join(out_dir, name + ".onnx")
     torch.onnx.export(model, args, path, input_names=input_names, output_names=["out"],
                       opset_version=opset, do_constant_folding=True, dynamic_axes=dynamic)
+    if traced:
+        for h in handles:
+            h.remove()
+        stamp_traces(path, traces)
     m = onnx.load(path)
     onnx.checker.check_model(m, full_check=True)
     print(f"wrote {path}: opset {opset}, {len(m.graph.node)} nodes, {os.path.getsize(path)} bytes")
@@ -177,6 +232,7 @@ def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     for spec in MODELS:
         export(*spec, out_dir)
+    export(*TRACED, out_dir, traced=True)
 
 
 if __name__ == "__main__":

@@ -71,6 +71,9 @@ run example-spec 1 examples/case_study.onnx --format sarif --sarif-profile spec
 [ -s "$out/clean.onnx" ] && run clean-spec 0 "$out/clean.onnx" --format sarif --sarif-profile spec
 run broken-github 2 examples/case_study.onnx "$out/broken.onnx" --format sarif
 run broken-spec 2 examples/case_study.onnx "$out/broken.onnx" --format sarif --sarif-profile spec
+# A real export whose nodes carry PyTorch stack traces: results on the .py line.
+run traced-github 1 tests/exports/occupancy_traced.onnx --format sarif --source-root .
+run traced-spec 1 tests/exports/occupancy_traced.onnx --format sarif --sarif-profile spec --source-root .
 run fix-spec 0 examples/case_study.onnx --format sarif --sarif-profile spec --fix --fixed-model "$out/fixed-by-sarif-run.onnx"
 
 files=("$out"/*.sarif "$root"/tests/golden/*.sarif)
