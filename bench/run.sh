@@ -3,7 +3,7 @@
 # the four fix models (see the --fix section below).
 #
 # Why: linting must cost time proportional to the graph, never to the weight bytes. For each
-# model (graph_100k.onnx, weights_1g.onnx) this measures, in one run on one machine:
+# model (graph_100k.onnx, findings_20k.onnx, weights_1g.onnx) this measures, in one run on one machine:
 #   bpu-lint:  "$BPU_LINT" MODEL --platform j6p --exit-zero --format concise > /dev/null
 #   python:    $PYTHON bench/python_baseline.py MODEL  (onnx.load + check_model + infer_shapes)
 # with /usr/bin/time (wall seconds, peak RSS), best of $RUNS by wall time, and prints a
@@ -22,7 +22,7 @@ BPU_LINT=${BPU_LINT:-$root/build/bpu-lint}
 BENCH_DIR=${BENCH_DIR:-$root/build/bench}
 PYTHON=${PYTHON:-/usr/bin/python3}
 RUNS=${RUNS:-3}
-MODELS=(graph_100k weights_1g)
+MODELS=(graph_100k findings_20k weights_1g)
 [[ ${FIX_ONLY:-0} == 1 ]] && MODELS=()  # only the --fix section
 
 if [[ ! -x /usr/bin/time ]]; then
