@@ -75,7 +75,8 @@ bool pread_all(int fd, uint64_t offset, uint64_t length, char* dst,
 }
 
 // Read-only bytes of a whole file. mmap means untouched pages (the weights)
-// are never read from disk; if mmap is unavailable we fall back to read().
+// are never read from disk (with read-ahead off, see open); if mmap is
+// unavailable we fall back to read().
 class MappedFile {
  public:
   MappedFile() = default;
@@ -114,6 +115,10 @@ class MappedFile {
     void* p = ::mmap(nullptr, static_cast<size_t>(size_), PROT_READ,
                      MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
+      // Random access: the default read-ahead around each touched page would
+      // pull in the weights the loader skips over, so a cold lint would read
+      // the whole file. Advice only: a failure changes nothing else.
+      (void)::madvise(p, static_cast<size_t>(size_), MADV_RANDOM);
       map_ = p;
       data_ = static_cast<const uint8_t*>(p);
       return true;
