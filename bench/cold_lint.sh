@@ -24,7 +24,7 @@ models=("$@")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+mib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1048576 }'; }
 
 echo "| model | file MiB | run | resident before | read by the lint MiB | wall s | peak RSS MiB |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
