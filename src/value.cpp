@@ -72,7 +72,7 @@ void append(const Value& v, bool nested, std::string& out) {
     case Value::Kind::Record: {
       out += '{';
       const char* sep = "";
-      for (const auto& [key, item] : v.fields()) {  // std::map: sorted by key
+      for (const auto& [key, item] : v.fields()) {  // sorted by key
         out += sep;
         out += key;
         out += ": ";
@@ -100,7 +100,7 @@ Value::Value(const Value& other) : kind_(other.kind_), u_(other.u_) {
     case Kind::Unknown:
     case Kind::String: u_.p = other.u_.p ? new std::string(*other.str()) : nullptr; break;
     case Kind::List: u_.p = new std::vector<Value>(*other.list()); break;
-    case Kind::Record: u_.p = new std::map<std::string, Value>(*other.record()); break;
+    case Kind::Record: u_.p = new Fields(*other.record()); break;
     default: break;
   }
 }
@@ -143,8 +143,8 @@ const std::vector<Value>& Value::items() const {
   return kind_ == Kind::List ? *list() : empty;
 }
 
-const std::map<std::string, Value>& Value::fields() const {
-  static const std::map<std::string, Value> empty;
+const Value::Fields& Value::fields() const {
+  static const Fields empty;
   return kind_ == Kind::Record ? *record() : empty;
 }
 
@@ -157,15 +157,26 @@ std::vector<Value>& Value::items() {
   return scratch;
 }
 
-std::map<std::string, Value>& Value::fields() {
+Value::Fields& Value::fields() {
   if (kind_ == Kind::Record) return *record();
-  thread_local std::map<std::string, Value> scratch;
+  thread_local Fields scratch;
   scratch.clear();
   return scratch;
 }
 
+namespace {
+Value::Fields::const_iterator find_field(const Value::Fields& fields, const std::string& name) {
+  return std::lower_bound(fields.begin(), fields.end(), name,
+                          [](const std::pair<std::string, Value>& f, const std::string& n) { return f.first < n; });
+}
+}  // namespace
+
 void Value::set(const std::string& name, Value v) {
-  if (kind_ == Kind::Record) (*record())[name] = std::move(v);
+  if (kind_ != Kind::Record) return;
+  Fields& fields = *record();
+  auto at = fields.begin() + (find_field(fields, name) - fields.cbegin());
+  if (at != fields.end() && at->first == name) at->second = std::move(v);
+  else fields.emplace(at, name, std::move(v));
 }
 
 Value Value::unknown(std::string reason) {
@@ -210,16 +221,19 @@ Value Value::of_list(std::vector<Value> items) {
 }
 
 Value Value::of_record(std::map<std::string, Value> fields) {
+  auto* sorted = new Fields();
+  sorted->reserve(std::max<size_t>(fields.size(), 8));  // node records grow to about 8
+  for (auto& kv : fields) sorted->emplace_back(kv.first, std::move(kv.second));
   Value v;
-  v.u_.p = new std::map<std::string, Value>(std::move(fields));
+  v.u_.p = sorted;
   v.kind_ = Kind::Record;
   return v;
 }
 
 const Value* Value::field(const std::string& name) const {
   if (kind_ != Kind::Record) return nullptr;
-  auto it = record()->find(name);
-  return it == record()->end() ? nullptr : &it->second;
+  auto it = find_field(*record(), name);
+  return it == record()->end() || it->first != name ? nullptr : &it->second;
 }
 
 std::string Value::to_string() const {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bpulint {
@@ -14,6 +15,9 @@ namespace bpulint {
 class Value {
  public:
   enum class Kind : uint8_t { Unknown, Bool, Int, Float, String, List, Record };
+  // A record's fields, sorted by name, names unique: one allocation per
+  // record instead of one per field (records are built per node).
+  using Fields = std::vector<std::pair<std::string, Value>>;
 
   Value() = default;  // Unknown, no reason
   Value(const Value& other);
@@ -41,10 +45,10 @@ class Value {
   const std::string& as_string() const;
   // Empty unless a List / a Record.
   const std::vector<Value>& items() const;
-  const std::map<std::string, Value>& fields() const;
+  const Fields& fields() const;
   // On other kinds: an empty scratch container, whose changes are lost.
   std::vector<Value>& items();
-  std::map<std::string, Value>& fields();
+  Fields& fields();
 
   // Record member; returns nullptr when absent.
   const Value* field(const std::string& name) const;
@@ -61,7 +65,7 @@ class Value {
   // string, list and map; those live behind the pointer of their kind.
   union Payload {
     void* p;  // first, so Payload{} is a null pointer. Unknown/String: std::string (or null);
-              // List: std::vector<Value>; Record: std::map
+              // List: std::vector<Value>; Record: Fields
     bool b;
     int64_t i;
     double f;
@@ -69,7 +73,7 @@ class Value {
   void release();
   std::string* str() const { return static_cast<std::string*>(u_.p); }
   std::vector<Value>* list() const { return static_cast<std::vector<Value>*>(u_.p); }
-  std::map<std::string, Value>* record() const { return static_cast<std::map<std::string, Value>*>(u_.p); }
+  Fields* record() const { return static_cast<Fields*>(u_.p); }
 
   Kind kind_ = Kind::Unknown;
   Payload u_{};
