@@ -828,8 +828,15 @@ void resolve_conv_defaults(const std::string& op, Value& rec) {
 
 bool pin_input_shapes(const onnx::GraphProto& graph, const FactOptions& options, ModelFacts& out,
                       std::map<std::string, const onnx::TypeProto*>& pinned, std::string& error) {
-  std::set<std::string> initializers;
-  for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  if (options.input_shapes.empty()) return true;
+  // Graph inputs that are initializers are not pinned. Only the few input
+  // names are hashed, never the (many) initializers'.
+  std::unordered_set<std::string_view> initializers;
+  std::unordered_set<std::string_view> input_names;
+  for (const auto& vi : graph.input()) input_names.insert(vi.name());
+  for (const auto& init : graph.initializer()) {
+    if (input_names.count(init.name()) != 0) initializers.insert(init.name());
+  }
   std::vector<const onnx::ValueInfoProto*> inputs;
   for (const auto& vi : graph.input()) {
     if (initializers.count(vi.name()) == 0) inputs.push_back(&vi);

@@ -485,14 +485,25 @@ class LeanEncoder {
   // skips. When the walk reaches past what was requested, the next window
   // is requested; a window reaches at most kPrefetchWindow into a payload
   // that is then skipped, so a cold lint reads the graph plus a bounded
-  // amount per large tensor, and a graph-only file still streams in.
+  // amount per large tensor, and a graph-only file still streams in. The
+  // window is mapped in one call where the kernel can (random access also
+  // turns off mapping neighbouring cached pages on a fault, so a warm file
+  // would otherwise cost one fault per page).
   void prefetch(uint64_t pos) {
     if (!mapped_ || pos < prefetched_) return;
     const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     const uint64_t from = pos / page * page;
     const uint64_t to = std::min(size_, from + kPrefetchWindow);
-    (void)::madvise(const_cast<uint8_t*>(data_) + from, static_cast<size_t>(to - from), MADV_WILLNEED);
+    uint8_t* addr = const_cast<uint8_t*>(data_) + from;
+    const auto length = static_cast<size_t>(to - from);
     prefetched_ = to;
+    // Read this window and the next in large requests (random access would
+    // read page by page), then map this one.
+    const auto ahead = static_cast<size_t>(std::min(size_, to + kPrefetchWindow) - from);
+    (void)::madvise(addr, ahead, MADV_WILLNEED);
+#ifdef MADV_POPULATE_READ
+    (void)::madvise(addr, length, MADV_POPULATE_READ);  // older kernels: fault page by page
+#endif
   }
   static constexpr uint64_t kPrefetchWindow = 1ull << 20;
 
