@@ -1180,6 +1180,11 @@ bool NodeFactSource::compute(const std::string& name, Value& out) const {
     }
     return true;
   }
+  // A kernel_shape the node sets is never changed by the defaults below, and
+  // it is all most convolutions' rules read (their 2-D rules' `when`).
+  if (name == "kernel_shape" && !conv_) {
+    if (attribute(name, out) && !out.is_unknown()) return true;
+  }
   // Convolution defaults depend on each other and on the weight's shape:
   // resolved together, once, on a record of just what they read.
   static const std::set<std::string> kConvResolved = {"kernel_shape", "strides", "dilations", "output_padding", "pads"};
