@@ -1,22 +1,25 @@
 #!/usr/bin/python3
-"""Generate bpu-lint's two benchmark models into OUTDIR.
+"""Generate bpu-lint's three benchmark models into OUTDIR.
 
 Why this exists: bpu-lint must lint in time proportional to the graph, not to the
-weight bytes. The two models stress one dimension each:
+weight bytes, and a model full of findings must not cost much more than a clean one.
+The models stress one dimension each:
 
   graph_100k.onnx  ~100,000 nodes of small, realistic ops on tiny static tensors
                    ([1,4,4,4]); every 50th block holds a 3-D ConvTranspose with kernel
                    and stride (2,2,2), which J6P rejects, so the linter has findings.
+  findings_20k.onnx  100,000 nodes, 20,000 of them ConvTranspose3d that J6P rejects,
+                   each with two costed fixes: findings, fix planning, messages.
   weights_1g.onnx  4 Gemm nodes with 256 MiB float32 weights each (1 GiB of raw_data
                    embedded in the file, no external data), under protobuf's 2 GiB limit.
 
-Both are deterministic (fixed seeds). weights_1g.onnx is streamed to disk: the protobuf
+All are deterministic (fixed seeds). weights_1g.onnx is streamed to disk: the protobuf
 framing is written by hand, in canonical field order, and the weights are generated in
-16 MiB chunks, so memory stays small. Both files are then verified with
+16 MiB chunks, so memory stays small. The files are then verified with
 onnx.checker.check_model and onnx.shape_inference.infer_shapes (skip with --no-verify).
 A manifest.tsv (file, nodes, initializers, bytes) is written for bench/run.sh.
 
-Usage: /usr/bin/python3 bench/make_models.py OUTDIR [--only graph_100k|weights_1g] [--no-verify]
+Usage: /usr/bin/python3 bench/make_models.py OUTDIR [--only graph_100k|findings_20k|weights_1g] [--no-verify]
 """
 import argparse
 import os
@@ -31,8 +34,8 @@ OPSET = 17
 IR_VERSION = 8
 
 
-def _model(graph):
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+def _model(graph, opset=OPSET):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                           producer_name="bpu-lint-bench", producer_version="1")
     m.ir_version = IR_VERSION
     return m
@@ -105,6 +108,54 @@ def make_graph_100k(target_nodes=100_000, convt_every=50, seed=1):
                           [helper.make_tensor_value_info("output", TensorProto.FLOAT, shape)],
                           initializer=inits)
     return _model(g)
+
+
+# --------------------------------------------------------------------------- findings_20k
+
+def make_findings_20k(blocks=20_000, seed=3):
+    """A findings-heavy graph: every block has a ConvTranspose3d the linter must flag (J6P's
+    3-D D-stride rule) and offer two costed fixes for. On a [1,4,2,4,4] tensor, opset 13:
+
+    Conv 1x1x1 -> Relu -> ConvTranspose k=s=(2,2,2) [1,4,4,8,8] -> Conv k=s=(2,2,2) [1,4,2,4,4]
+    -> Add(residual)                                                        (5 nodes per block)
+
+    Each block has its own weights (tiny, embedded), as a real decoder would.
+    """
+    rng = np.random.default_rng(seed)
+    f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32) * 0.1
+    C = 4
+    nodes, inits = [], []
+
+    def init(name, arr):
+        inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    def node(op, name, ins, **attrs):
+        out = f"{name}_output_0"
+        nodes.append(helper.make_node(op, ins, [out], name=name, **attrs))
+        return out
+
+    x = "input"
+    for i in range(blocks):
+        p = f"/blocks/blocks.{i}"
+        y = node("Conv", f"{p}/proj/Conv", [x, init(f"blocks.{i}.proj.weight", f32(C, C, 1, 1, 1)),
+                                            init(f"blocks.{i}.proj.bias", f32(C))],
+                 kernel_shape=[1, 1, 1])
+        y = node("Relu", f"{p}/act/Relu", [y])
+        y = node("ConvTranspose", f"{p}/up/ConvTranspose",
+                 [y, init(f"blocks.{i}.up.weight", f32(C, C, 2, 2, 2)), init(f"blocks.{i}.up.bias", f32(C))],
+                 kernel_shape=[2, 2, 2], strides=[2, 2, 2])
+        y = node("Conv", f"{p}/down/Conv",
+                 [y, init(f"blocks.{i}.down.weight", f32(C, C, 2, 2, 2)), init(f"blocks.{i}.down.bias", f32(C))],
+                 kernel_shape=[2, 2, 2], strides=[2, 2, 2])
+        x = node("Add", f"{p}/Add", [y, x])
+    nodes[-1].output[0] = "output"
+    shape = [1, C, 2, 4, 4]
+    g = helper.make_graph(nodes, "findings_20k",
+                          [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("output", TensorProto.FLOAT, shape)],
+                          initializer=inits)
+    return _model(g, opset=13)
 
 
 # --------------------------------------------------------------------------- weights_1g
@@ -188,6 +239,9 @@ def write_weights_1g(path, n_layers=4, dim=8192, seed=2, chunk_rows=512):
 
 # --------------------------------------------------------------------------- main
 
+MODELS = ("graph_100k", "findings_20k", "weights_1g")
+
+
 def verify(path):
     m = onnx.load(path)
     onnx.checker.check_model(m)
@@ -198,18 +252,18 @@ def verify(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
-    ap.add_argument("--only", choices=["graph_100k", "weights_1g"])
+    ap.add_argument("--only", choices=MODELS)
     ap.add_argument("--no-verify", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     rows = []
-    for name in ("graph_100k", "weights_1g"):
+    for name in MODELS:
         if args.only and name != args.only:
             continue
         path = os.path.join(args.outdir, name + ".onnx")
         t = time.perf_counter()
-        if name == "graph_100k":
-            m = make_graph_100k()
+        if name in ("graph_100k", "findings_20k"):
+            m = make_graph_100k() if name == "graph_100k" else make_findings_20k()
             counts = (len(m.graph.node), len(m.graph.initializer))
             onnx.save(m, path)
             del m

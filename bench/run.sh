@@ -3,7 +3,7 @@
 # the four fix models (see the --fix section below).
 #
 # Why: linting must cost time proportional to the graph, never to the weight bytes. For each
-# model (graph_100k.onnx, weights_1g.onnx) this measures, in one run on one machine:
+# model (graph_100k.onnx, findings_20k.onnx, weights_1g.onnx) this measures, in one run on one machine:
 #   bpu-lint:  "$BPU_LINT" MODEL --platform j6p --exit-zero --format concise > /dev/null
 #   python:    $PYTHON bench/python_baseline.py MODEL  (onnx.load + check_model + infer_shapes)
 # with /usr/bin/time (wall seconds, peak RSS), best of $RUNS by wall time, and prints a
@@ -15,6 +15,9 @@
 #   PYTHON     [/usr/bin/python3]       needs Debian's python3-onnx
 #   RUNS       [3]
 #   FIX_ONLY   [0]                      1: skip the linting section, measure --fix only
+#   LINT_ONLY  [0]                      1: skip the --fix section
+#   BASELINE   []                       another bpu-lint binary (e.g. built from main) timed beside
+#                                       BPU_LINT in the same run, as "bpu-lint (baseline)"
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,7 +25,7 @@ BPU_LINT=${BPU_LINT:-$root/build/bpu-lint}
 BENCH_DIR=${BENCH_DIR:-$root/build/bench}
 PYTHON=${PYTHON:-/usr/bin/python3}
 RUNS=${RUNS:-3}
-MODELS=(graph_100k weights_1g)
+MODELS=(graph_100k findings_20k weights_1g)
 [[ ${FIX_ONLY:-0} == 1 ]] && MODELS=()  # only the --fix section
 
 if [[ ! -x /usr/bin/time ]]; then
@@ -87,9 +90,15 @@ for m in "${MODELS[@]}"; do
   else
     res[bpu-lint]="skipped"
   fi
+  tools=(bpu-lint)
+  if [[ -n ${BASELINE:-} ]]; then
+    echo "timing bpu-lint (baseline) on $m ($RUNS runs)" >&2
+    res[bpu-lint (baseline)]=$(measure "$BASELINE" "$f" --platform j6p --exit-zero --format concise)
+    tools+=("bpu-lint (baseline)")
+  fi
   echo "timing python baseline on $m ($RUNS runs)" >&2
   res[python]=$(measure "$PYTHON" "$root/bench/python_baseline.py" "$f")
-  for tool in bpu-lint python; do
+  for tool in "${tools[@]}" python; do
     r=${res[$tool]}
     if [[ $r =~ ^[0-9.]+\ [0-9]+$ ]]; then
       rows+=("| $m.onnx | $size_h | $nodes | $tool | ${r%% *} | $(awk -v k="${r##* }" 'BEGIN { printf "%.0f", k / 1024 }') |")
@@ -101,6 +110,10 @@ for m in "${MODELS[@]}"; do
     ratios+=("$(awk -v l="${res[bpu-lint]%% *}" -v p="${res[python]%% *}" -v m="$m" 'BEGIN {
       if (l > 0) printf "- %s: bpu-lint/python wall time = %.3f (python is %.1fx slower)", m, l / p, p / l
       else printf "- %s: bpu-lint/python wall time = %.3f (bpu-lint below timer resolution of 0.01 s)", m, l / p }')")
+  fi
+  if [[ -n ${BASELINE:-} && ${res[bpu-lint (baseline)]} =~ ^[0-9.]+\ [0-9]+$ && ${res[python]} =~ ^[0-9.]+\ [0-9]+$ ]]; then
+    ratios+=("$(awk -v l="${res[bpu-lint (baseline)]%% *}" -v p="${res[python]%% *}" -v m="$m" 'BEGIN {
+      printf "- %s: bpu-lint (baseline)/python wall time = %.3f", m, l / p }')")
   fi
   unset res
 done
@@ -115,6 +128,7 @@ done
 #                      target: bpu-lint <= 0.2x the script's time, peak RSS <= 1.5 x the file
 #   convt3d_8g         one ConvTranspose3d(32, 16, k=s=2) on 1x32x32x256x256 (8.6 G-MAC): fixed
 FIX_MODELS=(fix_1g occupancy_decoder convt3d_256_1g convt3d_8g)
+[[ ${LINT_ONLY:-0} == 1 ]] && FIX_MODELS=()
 for m in "${FIX_MODELS[@]}"; do
   if [[ ! -f $BENCH_DIR/$m.onnx ]]; then
     echo "generating $BENCH_DIR/$m.onnx" >&2
@@ -187,13 +201,16 @@ if ((${#rows[@]})); then
   echo
 fi
 ((${#ratios[@]})) && printf '%s\n' "${ratios[@]}" && echo
-echo "| model | file size | fix | wall s (best of $RUNS) | peak RSS MiB |"
-echo "|---|---|---|---:|---:|"
-printf '%s\n' "${fix_rows[@]}"
-echo
+if ((${#fix_rows[@]})); then
+  echo "| model | file size | fix | wall s (best of $RUNS) | peak RSS MiB |"
+  echo "|---|---|---|---:|---:|"
+  printf '%s\n' "${fix_rows[@]}"
+  echo
+fi
 ((${#fix_checks[@]})) && printf '%s\n' "${fix_checks[@]}" && echo
 echo "Machine: nproc $(nproc), CPU ${cpu:-unknown}, $(awk '/MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
 echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "Python baseline: $("$PYTHON" -c 'import sys, onnx; print("Python %d.%d.%d, onnx %s" % (sys.version_info[:3] + (onnx.__version__,)))')"
 ((have_lint)) && echo "bpu-lint: $BPU_LINT"
+[[ -n ${BASELINE:-} ]] && echo "bpu-lint (baseline): $BASELINE"
 exit 0

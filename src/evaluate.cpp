@@ -43,23 +43,13 @@ struct RuleIndex {
   std::unordered_map<std::string, std::vector<const Rule*>> by_op;
   std::vector<const Rule*> any_op;
   std::vector<const Rule*> model;
-  // Facts the rules of an op type (plus the any-op rules) read.
-  std::unordered_map<std::string, FactSelection> facts_by_op;
-  FactSelection any_op_facts;
   // The platform's op classes, hashed once.
   std::unordered_map<std::string, const OpPlacement*> op_classes;
   // Sibling chips' limits this platform lacks, by op type.
   std::unordered_map<std::string, std::vector<const SiblingRule*>> siblings_by_op;
 
-  const FactSelection& facts_for(const std::string& op) const {
-    auto it = facts_by_op.find(op);
-    return it == facts_by_op.end() ? any_op_facts : it->second;
-  }
-
   explicit RuleIndex(const Platform& p) {
     for (const auto& kv : p.ops) op_classes[kv.first] = &kv.second;
-    std::unordered_map<std::string, std::set<std::string>> names_by_op;
-    std::set<std::string> any_op_names;
     for (const auto& r : p.rules) {
       if (r.scope == RuleScope::Model) {
         model.push_back(&r);
@@ -68,23 +58,15 @@ struct RuleIndex {
       for (const auto& op : r.ops) {
         if (op == "*") {
           any_op.push_back(&r);
-          any_op_names.insert(r.facts_used.begin(), r.facts_used.end());
         } else {
           by_op[op].push_back(&r);
-          names_by_op[op].insert(r.facts_used.begin(), r.facts_used.end());
         }
       }
     }
     for (const auto& sr : p.sibling_rules) {
       for (const auto& op : sr.rule.ops) {
         siblings_by_op[op].push_back(&sr);
-        names_by_op[op].insert(sr.rule.facts_used.begin(), sr.rule.facts_used.end());
       }
-    }
-    any_op_facts = FactSelection::of(any_op_names);
-    for (auto& kv : names_by_op) {
-      kv.second.insert(any_op_names.begin(), any_op_names.end());
-      facts_by_op[kv.first] = FactSelection::of(kv.second);
     }
   }
 };
@@ -146,7 +128,7 @@ uint32_t unknown_cause(const NodeFacts& n, const Trace& trace) {
 // Checks one rule against one fact record; appends a diagnostic unless it passes.
 // Most checks pass, so the first evaluation records no trace; only a finding
 // is evaluated again to collect the facts it reports.
-void check(const Rule& rule, const Value& record, long node, const NodeFacts* facts, std::vector<Diagnostic>& out) {
+void check(const Rule& rule, const FactSource& record, long node, const NodeFacts* facts, std::vector<Diagnostic>& out) {
   const bool applies_fast = !rule.when || !is_false(eval(*rule.when, record));
   if (!applies_fast || is_true(eval(*rule.require, record))) return;
 
@@ -167,7 +149,7 @@ void check(const Rule& rule, const Value& record, long node, const NodeFacts* fa
 // One note per node that a sibling chip's limit applies to: the limit is
 // unknown here, so the node is neither passed nor failed. Each limit says
 // whether the node would meet it on the sibling.
-void check_siblings(const std::vector<const SiblingRule*>& siblings, const Value& record, long node,
+void check_siblings(const std::vector<const SiblingRule*>& siblings, const FactSource& record, long node,
                     const NodeFacts& n, const Platform& platform, std::vector<Diagnostic>& out) {
   std::string parts, on;
   Trace all;
@@ -240,8 +222,8 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
   auto sib = index_of.siblings_by_op.find(n.op_type);
   const bool has_siblings = sib != index_of.siblings_by_op.end();
   if (has_op_rules || has_siblings || !index_of.any_op.empty()) {
-    // Built per node with only the facts its rules read, dropped after: memory stays flat.
-    const Value record = node_record(n, op_class, index_of.facts_for(n.op_type));
+    // Facts are read from the node as the rules ask for them, and dropped after: memory stays flat.
+    const NodeFactSource record(n, op_class);
     if (has_op_rules) {
       for (const Rule* r : it->second) {
         if (r->domain == n.domain) check(*r, record, index, &n, out);
@@ -266,7 +248,8 @@ std::vector<Diagnostic> evaluate_model_level(const ModelFacts& facts, const Rule
                              -1));
   }
   const size_t first = out.size();
-  for (const Rule* r : index.model) check(*r, facts.model, -1, nullptr, out);
+  const RecordFactSource model(facts.model);
+  for (const Rule* r : index.model) check(*r, model, -1, nullptr, out);
   std::sort(out.begin() + static_cast<long>(first), out.end(),
             [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
   return out;

@@ -16,9 +16,11 @@
 #include <exception>
 #include <limits>
 #include <locale>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 #include <utility>
 
 namespace bpulint {
@@ -370,6 +372,7 @@ struct Node {
   std::vector<Op> ops;
   Value literal;
   std::string name;
+  FactId fact = 0;  // RootIdent: the interned name
   size_t slot = 0;
   Func func = Func::Len;
   bool negated = false;
@@ -808,6 +811,7 @@ class Parser {
     roots_.insert(t.text);
     NodePtr n = make(NodeKind::RootIdent, t.offset);
     n->name = t.text;
+    n->fact = intern_fact(t.text);
     return finish(std::move(n));
   }
 
@@ -1094,7 +1098,7 @@ class KleeneFold {
 
 class Evaluator {
  public:
-  Evaluator(const Value& root, Trace* trace) : root_(root), trace_(trace) {}
+  Evaluator(const FactSource& root, Trace* trace) : root_(root), trace_(trace) {}
 
   Ref eval(const Node& n) {
     if (!n.traced || !trace_) return eval_node(n);
@@ -1142,7 +1146,7 @@ class Evaluator {
   }
 
   Ref eval_root_ident(const Node& n) {
-    const Value* v = root_.field(n.name);
+    const Value* v = root_.fact(n.fact, n.name);
     if (!v) return Ref::own(Value::unknown("no fact '" + n.name + "'"));
     return Ref::to(*v);
   }
@@ -1472,7 +1476,7 @@ class Evaluator {
     return Ref::own(std::move(v));
   }
 
-  const Value& root_;
+  const FactSource& root_;
   Trace* trace_;
   std::vector<const Value*> env_;  // quantifier bindings by slot
 };
@@ -1543,7 +1547,17 @@ const std::string& expr_text(const Expr& expr) { return expr.source; }
 
 std::vector<std::string> free_identifiers(const Expr& expr) { return expr.roots; }
 
-Value eval(const Expr& expr, const Value& root, Trace* trace) {
+FactId intern_fact(const std::string& name) {
+  // Only parsing interns (rule load), never evaluation, so one lock is cheap.
+  static std::mutex mutex;
+  static std::unordered_map<std::string, FactId> ids;
+  std::lock_guard<std::mutex> lock(mutex);
+  return ids.emplace(name, static_cast<FactId>(ids.size())).first->second;
+}
+
+Value eval(const Expr& expr, const Value& root, Trace* trace) { return eval(expr, RecordFactSource(root), trace); }
+
+Value eval(const Expr& expr, const FactSource& root, Trace* trace) {
   try {
     return Evaluator(root, trace).eval(*expr.root).take();
   } catch (const std::exception& e) {  // e.g. std::bad_alloc; never expected
@@ -1592,7 +1606,9 @@ TemplatePtr parse_template(const std::string& text, ExprError* error) {
   }
 }
 
-std::string render(const Template& tmpl, const Value& root) {
+std::string render(const Template& tmpl, const Value& root) { return render(tmpl, RecordFactSource(root)); }
+
+std::string render(const Template& tmpl, const FactSource& root) {
   try {
     std::string out;
     for (const Template::Piece& piece : tmpl.pieces) {

@@ -791,9 +791,11 @@ void resolve_conv_defaults(const std::string& op, Value& rec) {
   if (kind == ConvKind::None) return;
   const bool weighted = kind == ConvKind::Weighted;
 
-  const auto& inputs = rec.field("input")->items();
   Value kernel = *rec.field("kernel_shape");
   if (weighted && kernel.is_unknown()) {
+    const Value* input = rec.field("input");
+    static const std::vector<Value> none;
+    const auto& inputs = input != nullptr ? input->items() : none;
     if (inputs.size() > 1) {
       const Value* wshape = inputs[1].field("shape");
       if (wshape != nullptr && wshape->kind() == Value::Kind::List && wshape->items().size() >= 3) {
@@ -826,8 +828,15 @@ void resolve_conv_defaults(const std::string& op, Value& rec) {
 
 bool pin_input_shapes(const onnx::GraphProto& graph, const FactOptions& options, ModelFacts& out,
                       std::map<std::string, const onnx::TypeProto*>& pinned, std::string& error) {
-  std::set<std::string> initializers;
-  for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  if (options.input_shapes.empty()) return true;
+  // Graph inputs that are initializers are not pinned. Only the few input
+  // names are hashed, never the (many) initializers'.
+  std::unordered_set<std::string_view> initializers;
+  std::unordered_set<std::string_view> input_names;
+  for (const auto& vi : graph.input()) input_names.insert(vi.name());
+  for (const auto& init : graph.initializer()) {
+    if (input_names.count(init.name()) != 0) initializers.insert(init.name());
+  }
   std::vector<const onnx::ValueInfoProto*> inputs;
   for (const auto& vi : graph.input()) {
     if (initializers.count(vi.name()) == 0) inputs.push_back(&vi);
@@ -1108,6 +1117,101 @@ Value node_record(const NodeFacts& n, const std::string& op_class, const FactSel
   }
   if (conv_like && schema != nullptr) resolve_conv_defaults(n.op_type, rec);
   return rec;
+}
+
+const onnx::OpSchema* NodeFactSource::schema() const {
+  if (!schema_known_) {
+    schema_known_ = true;
+    schema_ = node_.opset > 0
+                  ? onnx::OpSchemaRegistry::Schema(node_.op_type, static_cast<int>(node_.opset), node_.domain)
+                  : nullptr;
+  }
+  return schema_;
+}
+
+const Value* NodeFactSource::fact(FactId id, const std::string& name) const {
+  for (const Entry& e : cache_) {
+    if (e.id == id) return e.present ? &e.value : nullptr;
+  }
+  Value v;
+  const bool present = compute(name, v);
+  cache_.push_back({id, present, std::move(v)});
+  return present ? &cache_.back().value : nullptr;
+}
+
+// As node_record: the node's attribute (the last of that name) over the
+// schema's default, an unset schema attribute unknown.
+bool NodeFactSource::attribute(const std::string& name, Value& out) const {
+  const onnx::AttributeProto* found = nullptr;
+  if (node_.proto != nullptr) {
+    for (const auto& a : node_.proto->attribute()) {
+      if (a.name() == name) found = &a;
+    }
+  }
+  if (found != nullptr) {
+    out = attribute_value(*found);
+    return true;
+  }
+  const onnx::OpSchema* s = schema();
+  if (s == nullptr) return false;
+  auto it = s->attributes().find(name);
+  if (it == s->attributes().end()) return false;
+  out = it->second.default_value.type() != onnx::AttributeProto::UNDEFINED
+            ? attribute_value(it->second.default_value)
+            : Value::unknown("attribute '" + name + "' not set");
+  return true;
+}
+
+bool NodeFactSource::compute(const std::string& name, Value& out) const {
+  const NodeFacts& n = node_;
+  if (reserved_node_facts().count(name) != 0) {
+    if (name == "op") out = Value::of_string(n.op_type);
+    else if (name == "domain") out = Value::of_string(n.domain);
+    else if (name == "opset") out = Value::of_int(n.opset);
+    else if (name == "name") out = Value::of_string(n.name);
+    else if (name == "op_class") out = Value::of_string(op_class_);
+    else if (name == "max_rank") out = max_rank(n);
+    else {
+      const auto& tensors = name == "input" ? n.inputs : n.outputs;
+      std::vector<Value> items;
+      items.reserve(tensors.size());
+      for (const auto& t : tensors) items.push_back(tensor_record(t));
+      out = Value::of_list(std::move(items));
+    }
+    return true;
+  }
+  // A kernel_shape the node sets is never changed by the defaults below, and
+  // it is all most convolutions' rules read (their 2-D rules' `when`).
+  if (name == "kernel_shape" && !conv_) {
+    if (attribute(name, out) && !out.is_unknown()) return true;
+  }
+  // Convolution defaults depend on each other and on the weight's shape:
+  // resolved together, once, on a record of just what they read.
+  static const std::set<std::string> kConvResolved = {"kernel_shape", "strides", "dilations", "output_padding", "pads"};
+  if (kConvResolved.count(name) != 0 && n.domain.empty() && conv_kind(n.op_type) != ConvKind::None &&
+      schema() != nullptr) {
+    if (!conv_) {
+      conv_ = std::make_unique<Value>(Value::of_record({}));
+      for (const char* a : {"kernel_shape", "strides", "dilations", "output_padding", "pads", "auto_pad", "output_shape"}) {
+        Value v;
+        if (attribute(a, v)) conv_->set(a, std::move(v));
+      }
+      // The weight's shape is read only when the kernel is not set.
+      const Value* kernel = conv_->field("kernel_shape");
+      if (kernel == nullptr || kernel->is_unknown()) {
+        std::vector<Value> ins;
+        ins.reserve(n.inputs.size());
+        for (const auto& t : n.inputs) ins.push_back(tensor_record(t));
+        conv_->set("input", Value::of_list(std::move(ins)));
+      }
+      resolve_conv_defaults(n.op_type, *conv_);
+    }
+    const Value* v = conv_->field(name);
+    if (v == nullptr) return false;
+    out = *v;
+    return true;
+  }
+  return attribute(name, out);
 }
 
 std::string dtype_name(int32_t t) {

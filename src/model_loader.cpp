@@ -75,7 +75,8 @@ bool pread_all(int fd, uint64_t offset, uint64_t length, char* dst,
 }
 
 // Read-only bytes of a whole file. mmap means untouched pages (the weights)
-// are never read from disk; if mmap is unavailable we fall back to read().
+// are never read from disk (with read-ahead off, see open); if mmap is
+// unavailable we fall back to read().
 class MappedFile {
  public:
   MappedFile() = default;
@@ -114,6 +115,10 @@ class MappedFile {
     void* p = ::mmap(nullptr, static_cast<size_t>(size_), PROT_READ,
                      MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
+      // Random access: the default read-ahead around each touched page would
+      // pull in the weights the loader skips over, so a cold lint would read
+      // the whole file. Advice only: a failure changes nothing else.
+      (void)::madvise(p, static_cast<size_t>(size_), MADV_RANDOM);
       map_ = p;
       data_ = static_cast<const uint8_t*>(p);
       return true;
@@ -126,6 +131,7 @@ class MappedFile {
 
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
+  bool mapped() const { return map_ != nullptr; }
 
   static std::string open_error(int err) {
     if (err == ENOENT || err == ENOTDIR) return "no such file";
@@ -191,6 +197,7 @@ class FieldReader {
       : data_(data), pos_(begin), end_(end) {}
 
   bool done() const { return pos_ >= end_; }
+  uint64_t position() const { return pos_; }
 
   bool next(Field& f, std::string& error) {
     f = Field{};
@@ -340,8 +347,10 @@ constexpr uint64_t kReserveCap = 64ull << 20;
 
 class LeanEncoder {
  public:
-  LeanEncoder(const uint8_t* data, uint64_t size, std::string self_location)
-      : data_(data), size_(size), self_location_(std::move(self_location)) {}
+  // `mapped`: data is a memory mapping with read-ahead off; the encoder reads
+  // ahead itself (see prefetch).
+  LeanEncoder(const uint8_t* data, uint64_t size, std::string self_location, bool mapped)
+      : data_(data), size_(size), self_location_(std::move(self_location)), mapped_(mapped) {}
 
   // A dry pass first: when no payload needs stripping (small-weight graphs)
   // the file itself is the lean model and no copy is made (`unchanged`).
@@ -376,6 +385,7 @@ class LeanEncoder {
     FieldReader reader(data_, begin, end);
     Field f;
     while (!reader.done()) {
+      prefetch(reader.position());
       if (!reader.next(f, error_)) return false;
       const Kind child = child_kind(kind, f.number);
       if (child == Kind::kOther || f.wire_type != kLengthDelimited) {
@@ -415,6 +425,7 @@ class LeanEncoder {
   // TensorProto: fields may come in any order (raw_data before dims, ...),
   // so a first pass decides whether to strip and a second pass copies.
   bool encode_tensor(uint64_t begin, uint64_t end, std::string* out) {
+    prefetch(begin);
     Field raw;  // the last raw_data wins, as in protobuf
     bool has_raw = false;
     bool already_external = false;
@@ -470,9 +481,37 @@ class LeanEncoder {
     out->append(reinterpret_cast<const char*>(data_ + begin), static_cast<size_t>(end - begin));
   }
 
+  // Read-ahead by hand: the kernel's would also read the weights the walk
+  // skips. When the walk reaches past what was requested, the next window
+  // is requested; a window reaches at most kPrefetchWindow into a payload
+  // that is then skipped, so a cold lint reads the graph plus a bounded
+  // amount per large tensor, and a graph-only file still streams in. The
+  // window is mapped in one call where the kernel can (random access also
+  // turns off mapping neighbouring cached pages on a fault, so a warm file
+  // would otherwise cost one fault per page).
+  void prefetch(uint64_t pos) {
+    if (!mapped_ || pos < prefetched_) return;
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t from = pos / page * page;
+    const uint64_t to = std::min(size_, from + kPrefetchWindow);
+    uint8_t* addr = const_cast<uint8_t*>(data_) + from;
+    const auto length = static_cast<size_t>(to - from);
+    prefetched_ = to;
+    // Read this window and the next in large requests (random access would
+    // read page by page), then map this one.
+    const auto ahead = static_cast<size_t>(std::min(size_, to + kPrefetchWindow) - from);
+    (void)::madvise(addr, ahead, MADV_WILLNEED);
+#ifdef MADV_POPULATE_READ
+    (void)::madvise(addr, length, MADV_POPULATE_READ);  // older kernels: fault page by page
+#endif
+  }
+  static constexpr uint64_t kPrefetchWindow = 1ull << 20;
+
   const uint8_t* data_;
   uint64_t size_;
   std::string self_location_;
+  bool mapped_ = false;
+  uint64_t prefetched_ = 0;
   std::string error_;
 };
 
@@ -508,7 +547,7 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   const std::string real_name = ec ? basename_of(path) : real.filename().string();
   std::string folder = ec ? fs::path(path).parent_path().string() : real.parent_path().string();
   if (folder.empty()) folder = ".";
-  LeanEncoder encoder(file.data(), file.size(), real_name);
+  LeanEncoder encoder(file.data(), file.size(), real_name, file.mapped());
   std::string lean;
   bool unchanged = false;
   if (!encoder.encode(lean, unchanged, error)) return false;

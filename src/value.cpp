@@ -72,7 +72,7 @@ void append(const Value& v, bool nested, std::string& out) {
     case Value::Kind::Record: {
       out += '{';
       const char* sep = "";
-      for (const auto& [key, item] : v.fields()) {  // std::map: sorted by key
+      for (const auto& [key, item] : v.fields()) {  // sorted by key
         out += sep;
         out += key;
         out += ": ";
@@ -95,58 +95,145 @@ bool int_equals_double(int64_t i, double d) {
 
 }  // namespace
 
+Value::Value(const Value& other) : kind_(other.kind_), u_(other.u_) {
+  switch (kind_) {
+    case Kind::Unknown:
+    case Kind::String: u_.p = other.u_.p ? new std::string(*other.str()) : nullptr; break;
+    case Kind::List: u_.p = new std::vector<Value>(*other.list()); break;
+    case Kind::Record: u_.p = new Fields(*other.record()); break;
+    default: break;
+  }
+}
+
+Value& Value::operator=(const Value& other) {
+  if (this != &other) *this = Value(other);
+  return *this;
+}
+
+Value& Value::operator=(Value&& other) noexcept {
+  if (this != &other) {
+    release();
+    kind_ = other.kind_;
+    u_ = other.u_;
+    other.kind_ = Kind::Unknown;
+    other.u_.p = nullptr;
+  }
+  return *this;
+}
+
+void Value::release() {
+  switch (kind_) {
+    case Kind::Unknown:
+    case Kind::String: delete str(); break;
+    case Kind::List: delete list(); break;
+    case Kind::Record: delete record(); break;
+    default: break;
+  }
+  kind_ = Kind::Unknown;
+  u_.p = nullptr;
+}
+
+const std::string& Value::as_string() const {
+  static const std::string empty;
+  return (kind_ == Kind::Unknown || kind_ == Kind::String) && u_.p ? *str() : empty;
+}
+
+const std::vector<Value>& Value::items() const {
+  static const std::vector<Value> empty;
+  return kind_ == Kind::List ? *list() : empty;
+}
+
+const Value::Fields& Value::fields() const {
+  static const Fields empty;
+  return kind_ == Kind::Record ? *record() : empty;
+}
+
+// As before values were compact: a non-List has an empty, unused list (and a
+// non-Record an unused map) that may be written but is never read back.
+std::vector<Value>& Value::items() {
+  if (kind_ == Kind::List) return *list();
+  thread_local std::vector<Value> scratch;
+  scratch.clear();
+  return scratch;
+}
+
+Value::Fields& Value::fields() {
+  if (kind_ == Kind::Record) return *record();
+  thread_local Fields scratch;
+  scratch.clear();
+  return scratch;
+}
+
+namespace {
+Value::Fields::const_iterator find_field(const Value::Fields& fields, const std::string& name) {
+  return std::lower_bound(fields.begin(), fields.end(), name,
+                          [](const std::pair<std::string, Value>& f, const std::string& n) { return f.first < n; });
+}
+}  // namespace
+
+void Value::set(const std::string& name, Value v) {
+  if (kind_ != Kind::Record) return;
+  Fields& fields = *record();
+  auto at = fields.begin() + (find_field(fields, name) - fields.cbegin());
+  if (at != fields.end() && at->first == name) at->second = std::move(v);
+  else fields.emplace(at, name, std::move(v));
+}
+
 Value Value::unknown(std::string reason) {
   Value v;
-  v.s_ = std::move(reason);
+  if (!reason.empty()) v.u_.p = new std::string(std::move(reason));
   return v;
 }
 
 Value Value::of_bool(bool b) {
   Value v;
   v.kind_ = Kind::Bool;
-  v.b_ = b;
+  v.u_.b = b;
   return v;
 }
 
 Value Value::of_int(int64_t i) {
   Value v;
   v.kind_ = Kind::Int;
-  v.i_ = i;
+  v.u_.i = i;
   return v;
 }
 
 Value Value::of_float(double f) {
   Value v;
   v.kind_ = Kind::Float;
-  v.f_ = f;
+  v.u_.f = f;
   return v;
 }
 
 Value Value::of_string(std::string s) {
   Value v;
+  v.u_.p = new std::string(std::move(s));
   v.kind_ = Kind::String;
-  v.s_ = std::move(s);
   return v;
 }
 
 Value Value::of_list(std::vector<Value> items) {
   Value v;
+  v.u_.p = new std::vector<Value>(std::move(items));
   v.kind_ = Kind::List;
-  v.list_ = std::move(items);
   return v;
 }
 
 Value Value::of_record(std::map<std::string, Value> fields) {
+  auto* sorted = new Fields();
+  sorted->reserve(std::max<size_t>(fields.size(), 8));  // node records grow to about 8
+  for (auto& kv : fields) sorted->emplace_back(kv.first, std::move(kv.second));
   Value v;
+  v.u_.p = sorted;
   v.kind_ = Kind::Record;
-  v.fields_ = std::move(fields);
   return v;
 }
 
 const Value* Value::field(const std::string& name) const {
   if (kind_ != Kind::Record) return nullptr;
-  auto it = fields_.find(name);
-  return it == fields_.end() ? nullptr : &it->second;
+  auto it = find_field(*record(), name);
+  return it == record()->end() || it->first != name ? nullptr : &it->second;
 }
 
 std::string Value::to_string() const {
@@ -158,26 +245,32 @@ std::string Value::to_string() const {
 bool Value::equals(const Value& other) const {
   if (is_unknown() || other.is_unknown()) return false;
   if (is_number() && other.is_number()) {
-    if (kind_ == Kind::Int && other.kind_ == Kind::Int) return i_ == other.i_;
-    if (kind_ == Kind::Float && other.kind_ == Kind::Float) return f_ == other.f_;
-    return kind_ == Kind::Int ? int_equals_double(i_, other.f_) : int_equals_double(other.i_, f_);
+    if (kind_ == Kind::Int && other.kind_ == Kind::Int) return u_.i == other.u_.i;
+    if (kind_ == Kind::Float && other.kind_ == Kind::Float) return u_.f == other.u_.f;
+    return kind_ == Kind::Int ? int_equals_double(u_.i, other.u_.f) : int_equals_double(other.u_.i, u_.f);
   }
   if (kind_ != other.kind_) return false;
   switch (kind_) {
-    case Kind::Bool: return b_ == other.b_;
-    case Kind::String: return s_ == other.s_;
-    case Kind::List:
-      if (list_.size() != other.list_.size()) return false;
-      for (size_t i = 0; i < list_.size(); ++i) {
-        if (!list_[i].equals(other.list_[i])) return false;
+    case Kind::Bool: return u_.b == other.u_.b;
+    case Kind::String: return *str() == *other.str();
+    case Kind::List: {
+      const auto& a = *list();
+      const auto& b = *other.list();
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (!a[i].equals(b[i])) return false;
       }
       return true;
-    case Kind::Record:
-      if (fields_.size() != other.fields_.size()) return false;
-      for (auto a = fields_.begin(), b = other.fields_.begin(); a != fields_.end(); ++a, ++b) {
-        if (a->first != b->first || !a->second.equals(b->second)) return false;
+    }
+    case Kind::Record: {
+      const auto& a = *record();
+      const auto& b = *other.record();
+      if (a.size() != b.size()) return false;
+      for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y) {
+        if (x->first != y->first || !x->second.equals(y->second)) return false;
       }
       return true;
+    }
     default: return false;  // numbers and Unknown handled above
   }
 }

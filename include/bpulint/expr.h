@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,11 +49,38 @@ struct TraceEntry {
 };
 using Trace = std::vector<TraceEntry>;
 
+// A root-level fact name, interned when an expression is parsed (rule load),
+// so a fact source can find its facts by a small integer, not by string.
+using FactId = uint32_t;
+FactId intern_fact(const std::string& name);
+
+// Where an expression's root-level facts come from: a record (the Value
+// overloads below), or a node's typed facts read only when an expression asks
+// (NodeFactSource in facts.h), so no record is built per node.
+class FactSource {
+ public:
+  virtual ~FactSource() = default;
+  // The fact, or nullptr when there is none. `name` is the interned `id`'s
+  // text. The pointee must stay valid while the source lives.
+  virtual const Value* fact(FactId id, const std::string& name) const = 0;
+};
+
+// A record's fields as root facts (the model record, rule docs, tests).
+class RecordFactSource final : public FactSource {
+ public:
+  explicit RecordFactSource(const Value& record) : record_(record) {}
+  const Value* fact(FactId, const std::string& name) const override { return record_.field(name); }
+
+ private:
+  const Value& record_;
+};
+
 // Evaluates against `root` (a record of facts). When `trace` is given, every
 // fact reference evaluated is appended once, in first-seen order: the longest
 // identifier/member/index/slice chain rooted at a root-level name that does
 // not involve a quantifier variable (`input[0].shape[2]`, `kernel_shape`).
 Value eval(const Expr& expr, const Value& root, Trace* trace = nullptr);
+Value eval(const Expr& expr, const FactSource& root, Trace* trace = nullptr);
 
 // Message template: literal text with {expression} placeholders; `{{` and
 // `}}` are literal braces. Example: "kernel D={kernel_shape[0]} outside [1, 2]".
@@ -64,6 +92,7 @@ TemplatePtr parse_template(const std::string& text, ExprError* error);
 
 // Placeholders render with Value::to_string(); unknown renders as "?".
 std::string render(const Template& tmpl, const Value& root);
+std::string render(const Template& tmpl, const FactSource& root);
 
 // Union of the placeholders' free identifiers, sorted and unique.
 std::vector<std::string> free_identifiers(const Template& tmpl);

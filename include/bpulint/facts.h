@@ -16,8 +16,13 @@
 #include <string_view>
 #include <vector>
 
+#include "bpulint/expr.h"
 #include "bpulint/model_loader.h"
 #include "bpulint/value.h"
+
+namespace onnx {
+class OpSchema;
+}  // namespace onnx
 
 namespace bpulint {
 
@@ -175,6 +180,33 @@ Value node_record(const NodeFacts& node, const std::string& op_class,
 
 // The root facts node_record always provides (everything else is an attribute).
 const std::set<std::string>& reserved_node_facts();
+
+// The facts of node_record(node, op_class), each built only when an
+// expression first reads it and kept for the node's other rules: a node's
+// rules read a handful of facts, while its record would hold every schema
+// attribute. Reads the NodeFacts directly; one source per node, one thread.
+class NodeFactSource final : public FactSource {
+ public:
+  NodeFactSource(const NodeFacts& node, const std::string& op_class) : node_(node), op_class_(op_class) {}
+  const Value* fact(FactId id, const std::string& name) const override;
+
+ private:
+  bool compute(const std::string& name, Value& out) const;
+  bool attribute(const std::string& name, Value& out) const;  // the node's, else the schema default
+  const onnx::OpSchema* schema() const;
+
+  const NodeFacts& node_;
+  const std::string& op_class_;
+  struct Entry {
+    FactId id;
+    bool present;
+    Value value;
+  };
+  mutable std::deque<Entry> cache_;  // a deque: facts handed out stay put as others are added
+  mutable const onnx::OpSchema* schema_ = nullptr;
+  mutable bool schema_known_ = false;
+  mutable std::unique_ptr<Value> conv_;  // convolution attributes with their defaults resolved
+};
 
 // ONNX element type as the rules spell it: "float32", "int8", "bool", ...
 std::string dtype_name(int32_t onnx_elem_type);

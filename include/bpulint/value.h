@@ -7,15 +7,25 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bpulint {
 
 class Value {
  public:
-  enum class Kind { Unknown, Bool, Int, Float, String, List, Record };
+  enum class Kind : uint8_t { Unknown, Bool, Int, Float, String, List, Record };
+  // A record's fields, sorted by name, names unique: one allocation per
+  // record instead of one per field (records are built per node).
+  using Fields = std::vector<std::pair<std::string, Value>>;
 
   Value() = default;  // Unknown, no reason
+  Value(const Value& other);
+  Value(Value&& other) noexcept : kind_(other.kind_), u_(other.u_) { other.kind_ = Kind::Unknown, other.u_.p = nullptr; }
+  Value& operator=(const Value& other);
+  Value& operator=(Value&& other) noexcept;
+  ~Value() { release(); }
+
   static Value unknown(std::string reason = {});
   static Value of_bool(bool v);
   static Value of_int(int64_t v);
@@ -28,18 +38,21 @@ class Value {
   bool is_unknown() const { return kind_ == Kind::Unknown; }
   bool is_number() const { return kind_ == Kind::Int || kind_ == Kind::Float; }
 
-  bool as_bool() const { return b_; }
-  int64_t as_int() const { return i_; }
-  double as_number() const { return kind_ == Kind::Int ? static_cast<double>(i_) : f_; }
-  const std::string& as_string() const { return s_; }  // also the reason for Unknown
-  const std::vector<Value>& items() const { return list_; }
-  std::vector<Value>& items() { return list_; }
-  const std::map<std::string, Value>& fields() const { return fields_; }
-  std::map<std::string, Value>& fields() { return fields_; }
+  bool as_bool() const { return kind_ == Kind::Bool && u_.b; }
+  int64_t as_int() const { return kind_ == Kind::Int ? u_.i : 0; }
+  double as_number() const { return kind_ == Kind::Int ? static_cast<double>(u_.i) : kind_ == Kind::Float ? u_.f : 0.0; }
+  // Also the reason for Unknown; "" for other kinds.
+  const std::string& as_string() const;
+  // Empty unless a List / a Record.
+  const std::vector<Value>& items() const;
+  const Fields& fields() const;
+  // On other kinds: an empty scratch container, whose changes are lost.
+  std::vector<Value>& items();
+  Fields& fields();
 
   // Record member; returns nullptr when absent.
   const Value* field(const std::string& name) const;
-  void set(const std::string& name, Value v) { fields_[name] = std::move(v); }
+  void set(const std::string& name, Value v);
 
   // Human/diagnostic rendering: 5, 2.5, true, 'float32', [5, 2, 2], ? for unknown.
   std::string to_string() const;
@@ -48,13 +61,22 @@ class Value {
   bool equals(const Value& other) const;
 
  private:
+  // 16 bytes: facts are built and copied per node, so scalars carry no
+  // string, list and map; those live behind the pointer of their kind.
+  union Payload {
+    void* p;  // first, so Payload{} is a null pointer. Unknown/String: std::string (or null);
+              // List: std::vector<Value>; Record: Fields
+    bool b;
+    int64_t i;
+    double f;
+  };
+  void release();
+  std::string* str() const { return static_cast<std::string*>(u_.p); }
+  std::vector<Value>* list() const { return static_cast<std::vector<Value>*>(u_.p); }
+  Fields* record() const { return static_cast<Fields*>(u_.p); }
+
   Kind kind_ = Kind::Unknown;
-  bool b_ = false;
-  int64_t i_ = 0;
-  double f_ = 0.0;
-  std::string s_;
-  std::vector<Value> list_;
-  std::map<std::string, Value> fields_;
+  Payload u_{};
 };
 
 }  // namespace bpulint
