@@ -274,11 +274,6 @@ std::string baseline_text(const std::vector<const ModelReport*>& reports, const 
 void apply_config(ModelReport& r, const Platform& platform, Config& config, const ModelSettings& settings,
                   Baseline* baseline, bool show_unverified) {
   if (!r.ok) return;
-  auto failures_shown = [&r] {
-    return std::count_if(r.diagnostics.begin(), r.diagnostics.end(),
-                         [](const Diagnostic& d) { return d.outcome == Outcome::Fail && d.shown(); });
-  };
-  const auto before = failures_shown();
   const RuleLevel rule_level = [&settings](const Rule& rule, Severity& severity) {
     if (!settings.select.empty() && !matches_prefix(rule.id, settings.select)) return false;
     if (matches_prefix(rule.id, settings.ignore)) return false;
@@ -334,16 +329,9 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, cons
     }
   }
   r.summary = summarize(r.facts, r.placement, r.diagnostics);
-  // Plans follow the findings that remain; recompute only when some changed.
-  const bool changed = failures_shown() != before || !settings.severity.empty() || !settings.select.empty() ||
-                       !settings.ignore.empty();
-  if (changed) {
-    std::vector<Diagnostic> shown;
-    for (const auto& d : r.diagnostics) {
-      if (d.shown()) shown.push_back(d);
-    }
-    r.fix_plans = plan_fixes(r.facts, shown, platform, rule_level);
-  }
+  // Plans follow the findings that remain (plan_fixes skips the ones not
+  // shown), judged at this model's levels.
+  r.fix_plans = plan_fixes(r.facts, r.diagnostics, platform, rule_level);
 }
 
 }  // namespace bpulint

@@ -90,7 +90,9 @@ std::string baseline_text(const std::vector<const ModelReport*>& reports, const 
 // Applies the model's select/ignore and severity settings, folds unverified
 // checks into their root causes (fold_unverified; `show_unverified` keeps
 // them listed), then the configuration's waivers and the baseline, and
-// recomputes placement and summary from what remains. `baseline` may be null.
+// recomputes placement and summary from what remains, then plans the fixes of
+// the findings still shown (lint_model with FixPlanning::Later leaves that
+// here, so a run plans once). `baseline` may be null.
 // Waivers and baseline entries count their matches.
 void apply_config(ModelReport& report, const Platform& platform, Config& config, const ModelSettings& settings,
                   Baseline* baseline, bool show_unverified = false);
