@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "bpulint/graph_walk.h"
+
 namespace bpulint {
 namespace {
 
@@ -173,23 +175,22 @@ bool read_float(const TensorBytesReader& reader, const onnx::TensorProto& t, int
 
 NameAllocator NameAllocator::for_model(const onnx::ModelProto& model) {
   NameAllocator names;
-  std::function<void(const onnx::GraphProto&)> add_graph = [&](const onnx::GraphProto& g) {
-    for (const auto& v : g.input()) names.reserve(v.name());
-    for (const auto& v : g.output()) names.reserve(v.name());
-    for (const auto& v : g.value_info()) names.reserve(v.name());
-    for (const auto& t : g.initializer()) names.reserve(t.name());
-    for (const auto& t : g.sparse_initializer()) names.reserve(t.values().name());
-    for (const auto& n : g.node()) {
-      names.reserve(n.name());
-      for (const auto& i : n.input()) names.reserve(i);
-      for (const auto& o : n.output()) names.reserve(o);
-      for (const auto& a : n.attribute()) {
-        if (a.has_g()) add_graph(a.g());
-        for (const auto& sub : a.graphs()) add_graph(sub);
-      }
-    }
-  };
-  add_graph(model.graph());
+  walk_graph(
+      model.graph(),
+      [&](const onnx::GraphProto& g, const auto&, auto&& nodes) {
+        for (const auto& v : g.input()) names.reserve(v.name());
+        for (const auto& v : g.output()) names.reserve(v.name());
+        for (const auto& v : g.value_info()) names.reserve(v.name());
+        for (const auto& t : g.initializer()) names.reserve(t.name());
+        for (const auto& t : g.sparse_initializer()) names.reserve(t.values().name());
+        nodes();
+      },
+      [&](const onnx::NodeProto& n, int) {
+        names.reserve(n.name());
+        for (const auto& i : n.input()) names.reserve(i);
+        for (const auto& o : n.output()) names.reserve(o);
+      },
+      WalkDepth::All);
   for (const auto& f : model.functions()) {
     for (const auto& n : f.node()) {
       names.reserve(n.name());
