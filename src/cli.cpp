@@ -12,14 +12,10 @@
 #include "bpulint/config.h"
 #include "bpulint/compare_run.h"
 #include "bpulint/fix_catalog.h"
-#include "bpulint/fix_apply.h"
 #include "bpulint/hb_config.h"
-#include "bpulint/lint.h"
 #include "bpulint/lint_run.h"
-#include "bpulint/model_writer.h"
 #include "bpulint/output_file.h"
 #include "bpulint/pytorch_snippet.h"
-#include "bpulint/render_text.h"
 #include "bpulint/rule_docs.h"
 
 namespace bpulint {

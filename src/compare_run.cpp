@@ -2,8 +2,8 @@
 
 #include <iostream>
 
-#include "bpulint/cli.h"
 #include "bpulint/compare.h"
+#include "bpulint/exit_codes.h"
 #include "bpulint/lint.h"
 #include "bpulint/render_compare.h"
 #include "bpulint/strings.h"

@@ -1054,11 +1054,6 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   return true;
 }
 
-const std::set<std::string>& reserved_node_facts() {
-  static const std::set<std::string> names = {"op", "domain", "opset", "name", "op_class", "input", "output", "max_rank"};
-  return names;
-}
-
 FactSelection FactSelection::of(const std::set<std::string>& names) {
   FactSelection f;
   f.op = names.count("op") > 0;

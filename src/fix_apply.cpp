@@ -205,26 +205,6 @@ bool check_model_validity(onnx::ModelProto& model, const std::string& model_dir,
 
 }  // namespace
 
-std::string proof_summary(const FixResult& res) {
-  auto shape_text = [](const std::vector<int64_t>& shape) {
-    std::string s;
-    for (int64_t d : shape) s += (s.empty() ? "" : "x") + (d < 0 ? std::string("N") : std::to_string(d));
-    return s;
-  };
-  std::string inputs;
-  for (const auto& s : res.proof_input_shapes) inputs += (inputs.empty() ? "" : " and ") + shape_text(s);
-  char err[32];
-  std::snprintf(err, sizeof err, "%g", res.max_abs_error);
-  return "proven on random inputs " + inputs + " (seed " + std::to_string(res.seed) + "): max abs error " + err +
-         "; shapes checked at " + shape_text(res.input_shape);
-}
-
-size_t FixRun::applied() const {
-  size_t n = 0;
-  for (const auto& r : results) n += r.applied ? 1 : 0;
-  return n;
-}
-
 FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& plans, const std::string& strategy,
                    const std::string& output_path, bool external_data) {
   FixRun run;

@@ -12,8 +12,8 @@
 #include <thread>
 #include <tuple>
 
-#include "bpulint/cli.h"
 #include "bpulint/config.h"
+#include "bpulint/exit_codes.h"
 #include "bpulint/fix_apply.h"
 #include "bpulint/hb_config.h"
 #include "bpulint/lint.h"

@@ -1,10 +1,10 @@
 // --format json: one versioned object, fixed key order (see render_machine.h
 // and README "Machine-readable output"). Also the helpers the SARIF and
-// GitHub renderers share (json_writer.h, "Shared by the machine renderers").
+// GitHub renderers share (render_json_shared.h).
 #include <cmath>
 
-#include "bpulint/json_writer.h"
 #include "bpulint/render_machine.h"
+#include "render_json_shared.h"
 
 namespace bpulint {
 

@@ -18,9 +18,9 @@
 #include <tuple>
 
 #include "bpulint/fix_catalog.h"
-#include "bpulint/strings.h"
-#include "bpulint/json_writer.h"
 #include "bpulint/render_machine.h"
+#include "bpulint/strings.h"
+#include "render_json_shared.h"
 
 namespace bpulint {
 namespace {

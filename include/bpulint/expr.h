@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bpulint/trace.h"
 #include "bpulint/value.h"
 
 namespace bpulint {
@@ -41,12 +42,7 @@ const std::string& expr_text(const Expr& expr);
 // function names), sorted and unique.
 std::vector<std::string> free_identifiers(const Expr& expr);
 
-// One fact reference seen during evaluation, e.g. {"kernel_shape[0]", 5}.
-struct TraceEntry {
-  std::string text;  // canonical, re-printed from the AST
-  Value value;
-};
-using Trace = std::vector<TraceEntry>;
+// One fact reference seen during evaluation, e.g. {"kernel_shape[0]", 5}: trace.h.
 
 // Evaluates against `root` (a record of facts). When `trace` is given, every
 // fact reference evaluated is appended once, in first-seen order: the longest

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bpulint/fact_names.h"
 #include "bpulint/graph_walk.h"
 #include "bpulint/model_loader.h"
 #include "bpulint/value.h"
@@ -171,8 +172,7 @@ struct FactSelection {
 Value node_record(const NodeFacts& node, const std::string& op_class,
                   const FactSelection& select = FactSelection::all());
 
-// The root facts node_record always provides (everything else is an attribute).
-const std::set<std::string>& reserved_node_facts();
+// reserved_node_facts(): the root facts node_record always provides (fact_names.h).
 
 // ONNX element type as the rules spell it: "float32", "int8", "bool", ...
 std::string dtype_name(int32_t onnx_elem_type);
