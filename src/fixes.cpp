@@ -259,7 +259,7 @@ std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<D
       FixOption o;
       o.id = id;
       o.title = kind ? kind->title : id;
-      o.safety = kind ? kind->safety : "unsafe";
+      o.applicability = kind ? kind->applicability : Applicability::Unsafe;
       if (!plan.params_known) {
         o.why_not = why_not;
       } else if (!fix_applies(id, plan.params, o.why_not)) {

@@ -619,7 +619,7 @@ class HtmlReport {
                 std::to_string(i + 1) + "</td><td><span class=\"mono\">" + esc(o.id) + "</span>" +
                 (o.recommended ? "<span class=\"tag rec\">recommended</span>" : "") +
                 (o.applicable ? "" : "<span class=\"tag na\">not applicable</span>") + "<br><span class=\"op\">" +
-                esc(o.title) + "</span></td><td>" + esc(o.safety) + "</td>";
+                esc(o.title) + "</span></td><td>" + esc(applicability_name(o.applicability)) + "</td>";
         if (!o.applicable) {
           out_ += "<td colspan=\"5\">" + esc(o.why_not) + "</td></tr>\n";
           continue;

@@ -57,7 +57,7 @@ void write_fix_options(JsonWriter& w, const NodeFixPlan* plan) {
   if (plan != nullptr) {
     for (const auto& o : plan->options) {
       w.begin_object();
-      w.member("id", o.id).member("title", o.title).member("safety", o.safety);
+      w.member("id", o.id).member("title", o.title).member("safety", applicability_name(o.applicability));
       w.member("recommended", o.recommended).member("applicable", o.applicable);
       if (!o.applicable) w.member("why_not", o.why_not);
       cost_member(w, "intermediate_channels", o.cost.intermediate_channels);

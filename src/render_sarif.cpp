@@ -165,7 +165,7 @@ HelpText rule_help(const Rule& r, const Platform* platform) {
     std::vector<std::string> plain, marked;
     for (const auto& f : r.fixes) {
       const FixKind* k = find_fix_kind(f);
-      const std::string detail = k != nullptr ? std::string(" (") + k->title + ", " + k->safety + ")" : "";
+      const std::string detail = k != nullptr ? std::string(" (") + k->title + ", " + applicability_name(k->applicability) + ")" : "";
       plain.push_back(f + detail);
       marked.push_back(code(f) + detail);
     }

@@ -101,7 +101,7 @@ std::string rules_markdown(const Platform& p) {
     if (!r->ref.empty()) out << "- reference row: " << r->ref << "\n";
     for (const auto& f : r->fixes) {
       const FixKind* k = find_fix_kind(f);
-      out << "- fix `" << f << "`: " << (k ? k->title : "") << " (" << (k ? k->safety : "") << ")\n";
+      out << "- fix `" << f << "`: " << (k ? k->title : "") << " (" << (k ? applicability_name(k->applicability) : "") << ")\n";
     }
   }
   if (!p.sibling_rules.empty()) {
@@ -186,7 +186,7 @@ std::vector<RuleCardField> rule_card(const Rule& r, const std::vector<std::strin
   if (!r.ref.empty()) card.push_back({"reference", r.ref});
   for (const auto& f : r.fixes) {
     const FixKind* k = find_fix_kind(f);
-    card.push_back({"fix", f + " - " + (k ? k->title : "") + " (" + (k ? k->safety : "") + ")"});
+    card.push_back({"fix", f + " - " + (k ? k->title : "") + " (" + (k ? applicability_name(k->applicability) : "") + ")"});
   }
   card.push_back({"defined at", r.defined_at.str()});
   return card;

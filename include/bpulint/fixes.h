@@ -11,6 +11,7 @@
 #include "bpulint/conv_params.h"
 #include "bpulint/diagnostic.h"
 #include "bpulint/facts.h"
+#include "bpulint/fix_catalog.h"
 #include "bpulint/model_loader.h"
 #include "bpulint/rule_db.h"
 
@@ -30,7 +31,7 @@ struct FixCost {
 struct FixOption {
   std::string id;          // fix kind id (fix_catalog)
   std::string title;
-  std::string safety;      // "safe" = exact rewrite
+  Applicability applicability = Applicability::Unsafe;
   bool applicable = false;
   std::string why_not;     // when !applicable
   FixCost cost;
