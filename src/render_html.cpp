@@ -710,9 +710,9 @@ class HtmlReport {
       out_ += "<dl>";
       for (const auto& field : rule_card(rule, rule.builtin ? std::vector<std::string>{} : platforms)) {
         std::string value = esc(field.value);
-        if (field.label == "when" || field.label == "require") value = "<code>" + value + "</code>";
+        if (field.code) value = "<code>" + value + "</code>";
         if (field.label == "status") value = "<span class=\"status " + value + "\">" + value + "</span>";
-        out_ += "<dt>" + esc(field.label) + "</dt><dd>" + value + "</dd>";
+        out_ += "<dt>" + esc(field.label) + "</dt><dd>" + value + esc(field.detail) + "</dd>";
       }
       out_ += "</dl></div>\n";
     }
