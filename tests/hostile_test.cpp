@@ -432,7 +432,7 @@ TEST_CASE("hostile: a 1 MB node name lints, renders and is fixed in bounded time
   const CommandResult c = run_bpu_lint({path, "--format", "json"});
   CHECK(c.exit_code == 1);
   std::string why;
-  CHECK(json_valid(c.out, &why));
+  CHECK(test::json_valid(c.out, &why));
   CHECK(c.out.find(l.name) != std::string::npos);
   CHECK(seconds_since(t0) < kBoundSeconds);
 }
@@ -451,7 +451,7 @@ TEST_CASE("hostile: non-UTF-8 node and graph names give valid JSON and SARIF wit
     CHECK(c.exit_code == 1);
     std::string why;
     INFO(why);
-    CHECK(json_valid(c.out, &why));
+    CHECK(test::json_valid(c.out, &why));
     CHECK(valid_utf8(c.out));
     CHECK(c.out.find("\\ufffd") != std::string::npos);
     CHECK(c.out.find("bad\\ufffd\\ufffd name") != std::string::npos);

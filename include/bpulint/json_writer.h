@@ -1,5 +1,5 @@
-// A small streaming JSON writer (for --format json and sarif) and a strict
-// JSON checker (for tests and self-checks).
+// A small streaming JSON writer (for --format json and sarif). Tests read
+// what it writes with a real JSON library (nlohmann), never with code here.
 //
 // Output is deterministic: keys come out in the order they are written,
 // 2-space indentation, one member or item per line, "[]" / "{}" for empty
@@ -93,10 +93,5 @@ class JsonWriter {
   std::vector<Level> stack_;
   bool after_key_ = false;
 };
-
-// Strict RFC 8259 check of a whole document (one value, optional surrounding
-// whitespace), including UTF-8 validity of strings and valid \u escapes
-// (paired surrogates). Returns false with "offset N: problem".
-bool json_valid(std::string_view text, std::string* error = nullptr);
 
 }  // namespace bpulint
