@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "bpulint/fix_catalog.h"
 
@@ -16,6 +17,12 @@ void convtranspose2d_cost(const ConvTransposeParams& p, FixCost& cost);
 void conv3d_1x1x1_cost(const ConvTransposeParams& p, FixCost& cost);
 bool convtranspose2d_rewrite(RewriteBuilder& builder, std::string& error);
 bool conv3d_1x1x1_rewrite(RewriteBuilder& builder, std::string& error);
+
+// fix_proof.cpp
+LayoutTargets convtranspose2d_layout(const ConvTransposeParams& p, const std::vector<int64_t>& in,
+                                     const std::vector<int64_t>& out);
+LayoutTargets conv3d_1x1x1_layout(const ConvTransposeParams& p, const std::vector<int64_t>& in,
+                                  const std::vector<int64_t>& out);
 
 // pytorch_snippet.cpp
 extern const char* const kTorchConvTranspose2dSource;

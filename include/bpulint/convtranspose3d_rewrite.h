@@ -18,11 +18,6 @@
 
 namespace bpulint {
 
-namespace fix_id {
-constexpr const char* kConvTranspose2d = "convtranspose2d";
-constexpr const char* kConv3d1x1x1 = "conv3d-1x1x1";
-}  // namespace fix_id
-
 // Hands out names no other node, value or initializer of the model uses.
 class NameAllocator {
  public:

@@ -15,6 +15,14 @@ struct ConvTransposeParams;
 struct FixCost;
 struct RewriteBuilder;
 
+// One entry of a Reshape target a rewrite must hold: its value, and which
+// spatial dim sets it (D, H, W, Do, Ho, Wo = 0..5; -1 = fixed by the layer).
+struct LayoutEntry {
+  int64_t value;
+  int spatial;
+};
+using LayoutTargets = std::vector<std::vector<LayoutEntry>>;
+
 // How far a fix can be trusted, ordered: a higher level needs less review.
 enum class Applicability : uint8_t {
   Unsafe,  // changes numerics
@@ -33,6 +41,11 @@ struct FixKind {
   void (*cost)(const ConvTransposeParams& p, FixCost& cost);
   // Its nodes and initializers, once build_rewrite has checked the layer.
   bool (*rewrite)(RewriteBuilder& builder, std::string& error);
+  // The Reshape targets the rewrite must hold, from the node's input
+  // [N, C, D, H, W] and output [N, Co, Do, Ho, Wo] shapes: fix_proof's
+  // layout contract (the batch stays -1).
+  LayoutTargets (*layout)(const ConvTransposeParams& p, const std::vector<int64_t>& in,
+                          const std::vector<int64_t>& out);
   // The PyTorch module that replaces the nn.ConvTranspose3d, its source, and
   // whether its preconditions hold on D only (false) or on D, H and W (true).
   const char* torch_class;
