@@ -122,7 +122,7 @@ void check_comparison(const CompileLog& log, const char* platform_name) {
   FUZZ_CHECK(view.stubs.size() == c.missed.size(), "one stub per missed node");
   std::string why;
   const std::string json = compare_json(view);
-  FUZZ_CHECK(json_valid(json, &why), "compare_json produced invalid JSON: " + why);
+  FUZZ_CHECK(fuzz::json_valid(json, &why), "compare_json produced invalid JSON: " + why);
   std::ostringstream text;
   render_compare_text(text, view);
   for (const auto& stub : view.stubs) {

@@ -19,18 +19,12 @@
 
 #include "bpulint/fix_apply.h"
 #include "bpulint/lint.h"
+#include "ct3d_model.h"
 #include "fuzz_util.h"
 
 using namespace bpulint;
 
 namespace {
-
-void add_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
 
 onnx::TensorProto weights(const std::string& name, const std::vector<int64_t>& dims, bool raw, FuzzedDataProvider& fdp) {
   onnx::TensorProto t;
@@ -75,66 +69,38 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int which_strategy = fdp.ConsumeIntegralInRange<int>(0, 2);
   const int attr_mask = fdp.ConsumeIntegral<uint8_t>();  // which attributes are written (others default)
 
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* x = g->add_input();
-  x->set_name("X");
-  auto* tt = x->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  auto* shape = tt->mutable_shape();
-  if (batch == 0) shape->add_dim()->set_dim_param("N");
-  else shape->add_dim()->set_dim_value(batch);
-  shape->add_dim()->set_dim_value(c_in);
-  for (int64_t d : in) shape->add_dim()->set_dim_value(d);
-  *g->add_initializer() = weights("W", {c_in, c_out / group, kernel[0], kernel[1], kernel[2]}, raw, fdp);
   const std::string names[] = {"ct", "", "ct_fix_transpose_in", "W_fix_convtranspose2d"};
-  auto* n = g->add_node();
-  n->set_op_type("ConvTranspose");
-  n->set_name(names[which_name]);
-  n->add_input("X");
-  n->add_input("W");
-  if (bias) {
-    *g->add_initializer() = weights("B", {c_out}, raw, fdp);
-    n->add_input("B");
-  }
-  n->add_output("Y");
-  if (attr_mask & 1) add_ints(*n, "kernel_shape", kernel);
-  if (attr_mask & 2 || strides != std::vector<int64_t>{1, 1, 1}) add_ints(*n, "strides", strides);
-  if (attr_mask & 4 || pads != std::vector<int64_t>(6, 0)) add_ints(*n, "pads", pads);
-  if (attr_mask & 8 || outpad != std::vector<int64_t>(3, 0)) add_ints(*n, "output_padding", outpad);
-  if (attr_mask & 16 || dil != std::vector<int64_t>{1, 1, 1}) add_ints(*n, "dilations", dil);
-  if (attr_mask & 32 || group != 1) {
-    auto* a = n->add_attribute();
-    a->set_name("group");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(group);
-  }
-  std::string final_out = "Y";
+  models::Ct3dModel spec;
+  spec.batch = batch == 0 ? "N" : std::to_string(batch);
+  spec.c_in = c_in;
+  spec.c_out = c_out;
+  spec.group = group;
+  spec.spatial = in;
+  spec.kernel = kernel;
+  spec.name = names[which_name];
+  spec.write_kernel_shape = (attr_mask & 1) != 0;
+  if (attr_mask & 2 || strides != std::vector<int64_t>{1, 1, 1}) spec.strides = strides;
+  if (attr_mask & 4 || pads != std::vector<int64_t>(6, 0)) spec.pads = pads;
+  if (attr_mask & 8 || outpad != std::vector<int64_t>(3, 0)) spec.output_padding = outpad;
+  if (attr_mask & 16 || dil != std::vector<int64_t>{1, 1, 1}) spec.dilations = dil;
+  spec.write_group = (attr_mask & 32) != 0;
+  spec.bias = bias;
+  spec.relu = relu ? "relu" : "";
+  spec.output_shape = false;
+  onnx::ModelProto m = models::ct3d_model(spec, [&](const std::string& name, const std::vector<int64_t>& dims) {
+    return weights(name, dims, raw, fdp);
+  });
   if (shared) {  // a second ConvTranspose reads the same weight
+    auto* g = m.mutable_graph();
+    const onnx::NodeProto& n = g->node(0);
     auto* n2 = g->add_node();
-    *n2 = *n;
-    n2->set_name(n->name().empty() ? "" : n->name() + "_2");
+    *n2 = n;
+    n2->set_name(n.name().empty() ? "" : n.name() + "_2");
     n2->set_output(0, "Y2");
     auto* out2 = g->add_output();
     out2->set_name("Y2");
     out2->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   }
-  if (relu) {
-    auto* r = g->add_node();
-    r->set_op_type("Relu");
-    r->set_name("relu");
-    r->add_input("Y");
-    r->add_output("Z");
-    final_out = "Z";
-  }
-  auto* y = g->add_output();
-  y->set_name(final_out);
-  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
 
   const std::string path = fuzz::temp_dir() + "/ct.onnx";
   const std::string fixed = fuzz::temp_dir() + "/ct.fixed.onnx";

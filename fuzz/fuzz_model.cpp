@@ -64,9 +64,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   run.models.push_back(m);
   std::string why;
   const std::string json = render_json(run);
-  FUZZ_CHECK(json_valid(json, &why), "render_json produced invalid JSON: " + why);
+  FUZZ_CHECK(fuzz::json_valid(json, &why), "render_json produced invalid JSON: " + why);
   const std::string sarif = render_sarif(run, SarifProfile::Spec);
-  FUZZ_CHECK(json_valid(sarif, &why), "render_sarif produced invalid JSON: " + why);
+  FUZZ_CHECK(fuzz::json_valid(sarif, &why), "render_sarif produced invalid JSON: " + why);
   (void)render_github(run);
   const std::string dot = render_dot(run);
   FUZZ_CHECK(sanitize_utf8(dot) == dot, "render_dot produced invalid UTF-8");

@@ -9,9 +9,22 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "bpulint/rule_db.h"
 
 namespace bpulint::fuzz {
+
+// Strict JSON (UTF-8 strings, paired surrogates), by nlohmann's parser.
+inline bool json_valid(const std::string& text, std::string* error) {
+  try {
+    const nlohmann::json parsed = nlohmann::json::parse(text);
+    return !parsed.is_discarded();
+  } catch (const nlohmann::json::exception& e) {
+    *error = e.what();
+    return false;
+  }
+}
 
 [[noreturn]] inline void die(const std::string& what) {
   std::fprintf(stderr, "FUZZ INVARIANT BROKEN: %s\n", what.c_str());

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "ct3d_model.h"
+
 namespace {
 
 std::string root;
@@ -44,52 +46,23 @@ onnx::TensorProto floats(const std::string& name, const std::vector<int64_t>& di
   return t;
 }
 
-void ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-
 // X[batch, c_in, 2, 3, 3] -> ConvTranspose3d (kernel, stride) -> Relu -> Z
 onnx::ModelProto ct3d(int64_t c_in, int64_t c_out, std::vector<int64_t> k, std::vector<int64_t> s, bool raw,
                       bool dynamic_batch) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.set_producer_name("bpu-lint-seed");
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
-  auto* g = m.mutable_graph();
-  g->set_name("torch_jit");
-  auto* x = g->add_input();
-  x->set_name("X");
-  auto* tt = x->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  auto* shape = tt->mutable_shape();
-  if (dynamic_batch) shape->add_dim()->set_dim_param("N");
-  else shape->add_dim()->set_dim_value(1);
-  for (int64_t d : {c_in, int64_t{2}, int64_t{3}, int64_t{3}}) shape->add_dim()->set_dim_value(d);
-  *g->add_initializer() = floats("W", {c_in, c_out, k[0], k[1], k[2]}, raw);
-  *g->add_initializer() = floats("B", {c_out}, raw);
-  auto* n = g->add_node();
-  n->set_op_type("ConvTranspose");
-  n->set_name("/deblock/ConvTranspose");
-  n->add_input("X");
-  n->add_input("W");
-  n->add_input("B");
-  n->add_output("Y");
-  ints(*n, "kernel_shape", k);
-  ints(*n, "strides", s);
-  auto* r = g->add_node();
-  r->set_op_type("Relu");
-  r->set_name("/deblock/Relu");
-  r->add_input("Y");
-  r->add_output("Z");
-  auto* z = g->add_output();
-  z->set_name("Z");
-  z->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  return m;
+  bpulint::models::Ct3dModel spec;
+  spec.graph = "torch_jit";
+  spec.producer = "bpu-lint-seed";
+  spec.batch = dynamic_batch ? "N" : "1";
+  spec.c_in = c_in;
+  spec.c_out = c_out;
+  spec.kernel = k;
+  spec.strides = s;
+  spec.name = "/deblock/ConvTranspose";
+  spec.bias = true;
+  spec.relu = "/deblock/Relu";
+  spec.output_shape = false;
+  return bpulint::models::ct3d_model(
+      spec, [&](const std::string& name, const std::vector<int64_t>& dims) { return floats(name, dims, raw); });
 }
 
 std::string text_model(const std::string& text) {

@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# doctest-dev and nlohmann-json3-dev are for the test suite (built by default)
+# and the fuzz targets; the binary and its core library use neither.
 packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libcli11-dev doctest-dev
           nlohmann-json3-dev libgraphviz-dev)
 if [[ ${1:-} == --test ]]; then

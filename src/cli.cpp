@@ -12,14 +12,9 @@
 #include "bpulint/config.h"
 #include "bpulint/compare_run.h"
 #include "bpulint/fix_catalog.h"
-#include "bpulint/fix_apply.h"
 #include "bpulint/hb_config.h"
-#include "bpulint/lint.h"
 #include "bpulint/lint_run.h"
-#include "bpulint/model_writer.h"
 #include "bpulint/output_file.h"
-#include "bpulint/pytorch_snippet.h"
-#include "bpulint/render_text.h"
 #include "bpulint/rule_docs.h"
 
 namespace bpulint {
@@ -128,8 +123,8 @@ bool add_user_rules(RuleDatabase& db, const std::vector<std::string>& rules, con
 
 int cmd_explain(const RuleDatabase& db, const std::string& id) {
   if (const FixKind* fix = find_fix_kind(id)) {
-    std::cout << fix->id << ": " << fix->title << " (" << fix->safety << ")\n\nPyTorch replacement (build it from the original nn.ConvTranspose3d):\n\n"
-              << "import torch\nfrom torch import nn\n\n" << pytorch_module_source(fix->id);
+    std::cout << fix->id << ": " << fix->title << " (" << applicability_name(fix->applicability) << ")\n\nPyTorch replacement (build it from the original nn.ConvTranspose3d):\n\n"
+              << "import torch\nfrom torch import nn\n\n" << fix->torch_source;
     return kExitClean;
   }
   for (const auto& r : builtin_rules()) {

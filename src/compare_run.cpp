@@ -2,8 +2,8 @@
 
 #include <iostream>
 
-#include "bpulint/cli.h"
 #include "bpulint/compare.h"
+#include "bpulint/exit_codes.h"
 #include "bpulint/lint.h"
 #include "bpulint/render_compare.h"
 #include "bpulint/strings.h"
@@ -57,7 +57,7 @@ int compare(const CompareOptions& o) {
   if (!read_compile_log(o.log, log, error)) return fail(o.log, error);
   const Platform* platform = choose_platform(o, db, log);
   if (platform == nullptr) return kExitError;
-  const ModelReport report = lint_model(o.model, *platform, o.facts);
+  const ModelReport report = lint_model(o.model, *platform, o.facts, FixPlanning::Later);
   if (!report.ok) return fail(o.model, report.error);
 
   const Comparison comparison = compare_placement(report, log);

@@ -9,6 +9,7 @@
 
 #include "bpulint/evaluate.h"
 #include "bpulint/fixes.h"
+#include "bpulint/graph_walk.h"
 #include "yaml_reader.h"
 
 namespace bpulint {
@@ -58,7 +59,57 @@ bool waiver_matches(const Waiver& w, const Diagnostic& d, const ModelReport& r) 
   return glob(w.node, n.name) || glob(w.node, n.display_name) || glob(w.node, n.path());
 }
 
-std::string node_key(const ModelReport& r, const Diagnostic& d) {
+// A node's identity in a baseline: its graph's path + its name, or, when
+// unnamed, its op type and output names (Relu:47). Unlike the display name
+// (Relu_3, the index in its graph) it stays put when unrelated nodes are
+// added. A subgraph's path is its owner's identity + the attribute (.then_branch).
+// In walk order (walk_graph), so entry k is ModelFacts::nodes[k].
+std::vector<std::string> baseline_node_keys(const onnx::GraphProto& main) {
+  std::vector<std::string> keys;
+  struct Frame {
+    std::string path;
+    size_t last = 0;  // the node visited last in this graph: a subgraph's owner
+  };
+  std::vector<Frame> frames;
+  walk_graph(
+      main,
+      [&](const onnx::GraphProto& g, const GraphSite<const onnx::NodeProto>& site, auto&& nodes) {
+        frames.push_back({site.owner == nullptr ? (g.name().empty() ? "main_graph" : g.name())
+                                                : keys[frames.back().last] + site.suffix()});
+        nodes();
+        frames.pop_back();
+      },
+      [&](const onnx::NodeProto& n, int index) {
+        std::string node = n.name();
+        if (node.empty()) {
+          std::string outputs;
+          for (const auto& o : n.output()) {
+            if (!o.empty()) outputs += (outputs.empty() ? "" : ",") + o;
+          }
+          node = n.op_type() + (outputs.empty() ? "_" + std::to_string(index) : ":" + outputs);
+        }
+        frames.back().last = keys.size();
+        keys.push_back(NodeFacts::node_path(frames.back().path, node));
+      });
+  return keys;
+}
+
+std::vector<std::string> baseline_node_keys(const ModelReport& r) {
+  std::vector<std::string> keys;
+  if (r.loaded != nullptr && r.loaded->model != nullptr) keys = baseline_node_keys(r.loaded->model->graph());
+  if (keys.size() != r.facts.nodes.size()) {  // not the facts' model: the display paths are all there is
+    keys.clear();
+    for (const auto& n : r.facts.nodes) keys.push_back(n.path());
+  }
+  return keys;
+}
+
+std::string node_key(const std::vector<std::string>& keys, const Diagnostic& d) {
+  return d.node < 0 ? "<model>" : keys[static_cast<size_t>(d.node)];
+}
+
+// Schema 1 baselines keyed unnamed nodes by display path (Relu_3).
+std::string legacy_node_key(const ModelReport& r, const Diagnostic& d) {
   return d.node < 0 ? "<model>" : r.facts.nodes[static_cast<size_t>(d.node)].path();
 }
 
@@ -226,6 +277,14 @@ bool load_baseline(const std::string& path, Baseline& baseline, std::string& err
   try {
     FileReader reader(path);
     reader.check_keys(root, {"schema_version", "findings"}, {"schema_version", "findings"}, "baseline");
+    try {
+      baseline.schema_version = root["schema_version"].as<int>();
+    } catch (const YAML::Exception&) {
+      reader.fail(root["schema_version"], "schema_version must be 1 or 2");
+    }
+    if (baseline.schema_version < 1 || baseline.schema_version > kBaselineSchema) {
+      reader.fail(root["schema_version"], "schema_version must be 1 or 2");
+    }
     const YAML::Node findings = root["findings"];
     if (!findings.IsSequence()) reader.fail(findings, "findings must be a list");
     for (const auto& f : findings) {
@@ -252,14 +311,15 @@ bool load_baseline(const std::string& path, Baseline& baseline, std::string& err
 std::string baseline_text(const std::vector<const ModelReport*>& reports, const std::string& baseline_path) {
   std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> counts;
   for (const ModelReport* r : reports) {
+    const std::vector<std::string> keys = baseline_node_keys(*r);
     for (const auto& d : r->diagnostics) {
       if (!d.shown()) continue;
-      ++counts[{baseline_model_key(r->path, baseline_path), d.rule->id, node_key(*r, d), op_key(*r, d)}];
+      ++counts[{baseline_model_key(r->path, baseline_path), d.rule->id, node_key(keys, d), op_key(*r, d)}];
     }
   }
   YAML::Emitter out;
   out << YAML::Comment("bpu-lint baseline: known findings. `bpu-lint --baseline FILE` reports only new ones.");
-  out << YAML::BeginMap << YAML::Key << "schema_version" << YAML::Value << 1 << YAML::Key << "findings"
+  out << YAML::BeginMap << YAML::Key << "schema_version" << YAML::Value << kBaselineSchema << YAML::Key << "findings"
       << YAML::Value << YAML::BeginSeq;
   for (const auto& [key, count] : counts) {
     out << YAML::BeginMap << YAML::Key << "model" << YAML::Value << YAML::DoubleQuoted << std::get<0>(key)
@@ -274,11 +334,6 @@ std::string baseline_text(const std::vector<const ModelReport*>& reports, const 
 void apply_config(ModelReport& r, const Platform& platform, Config& config, const ModelSettings& settings,
                   Baseline* baseline, bool show_unverified) {
   if (!r.ok) return;
-  auto failures_shown = [&r] {
-    return std::count_if(r.diagnostics.begin(), r.diagnostics.end(),
-                         [](const Diagnostic& d) { return d.outcome == Outcome::Fail && d.shown(); });
-  };
-  const auto before = failures_shown();
   const RuleLevel rule_level = [&settings](const Rule& rule, Severity& severity) {
     if (!settings.select.empty() && !matches_prefix(rule.id, settings.select)) return false;
     if (matches_prefix(rule.id, settings.ignore)) return false;
@@ -321,10 +376,12 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, cons
   }
   if (baseline != nullptr) {
     const std::string model = baseline_model_key(r.path, baseline->path);
+    const std::vector<std::string> keys = baseline_node_keys(r);
     for (auto& d : r.diagnostics) {
       if (!d.waiver.empty() || d.folded_into_note) continue;
+      const std::string node = baseline->schema_version < 2 ? legacy_node_key(r, d) : node_key(keys, d);
       for (auto& e : baseline->entries) {
-        if (e.matched < e.count && e.model == model && e.rule == d.rule->id && e.node == node_key(r, d) &&
+        if (e.matched < e.count && e.model == model && e.rule == d.rule->id && e.node == node &&
             e.op == op_key(r, d)) {
           d.baselined = true;
           ++e.matched;
@@ -334,16 +391,9 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, cons
     }
   }
   r.summary = summarize(r.facts, r.placement, r.diagnostics);
-  // Plans follow the findings that remain; recompute only when some changed.
-  const bool changed = failures_shown() != before || !settings.severity.empty() || !settings.select.empty() ||
-                       !settings.ignore.empty();
-  if (changed) {
-    std::vector<Diagnostic> shown;
-    for (const auto& d : r.diagnostics) {
-      if (d.shown()) shown.push_back(d);
-    }
-    r.fix_plans = plan_fixes(r.facts, shown, platform, rule_level);
-  }
+  // Plans follow the findings that remain (plan_fixes skips the ones not
+  // shown), judged at this model's levels.
+  r.fix_plans = plan_fixes(r.facts, r.diagnostics, platform, rule_level);
 }
 
 }  // namespace bpulint

@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#include "bpulint/fix_catalog.h"
+#include "bpulint/graph_walk.h"
+#include "fix_kinds.h"
+
 namespace bpulint {
 namespace {
 
@@ -173,23 +177,22 @@ bool read_float(const TensorBytesReader& reader, const onnx::TensorProto& t, int
 
 NameAllocator NameAllocator::for_model(const onnx::ModelProto& model) {
   NameAllocator names;
-  std::function<void(const onnx::GraphProto&)> add_graph = [&](const onnx::GraphProto& g) {
-    for (const auto& v : g.input()) names.reserve(v.name());
-    for (const auto& v : g.output()) names.reserve(v.name());
-    for (const auto& v : g.value_info()) names.reserve(v.name());
-    for (const auto& t : g.initializer()) names.reserve(t.name());
-    for (const auto& t : g.sparse_initializer()) names.reserve(t.values().name());
-    for (const auto& n : g.node()) {
-      names.reserve(n.name());
-      for (const auto& i : n.input()) names.reserve(i);
-      for (const auto& o : n.output()) names.reserve(o);
-      for (const auto& a : n.attribute()) {
-        if (a.has_g()) add_graph(a.g());
-        for (const auto& sub : a.graphs()) add_graph(sub);
-      }
-    }
-  };
-  add_graph(model.graph());
+  walk_graph(
+      model.graph(),
+      [&](const onnx::GraphProto& g, const auto&, auto&& nodes) {
+        for (const auto& v : g.input()) names.reserve(v.name());
+        for (const auto& v : g.output()) names.reserve(v.name());
+        for (const auto& v : g.value_info()) names.reserve(v.name());
+        for (const auto& t : g.initializer()) names.reserve(t.name());
+        for (const auto& t : g.sparse_initializer()) names.reserve(t.values().name());
+        nodes();
+      },
+      [&](const onnx::NodeProto& n, int) {
+        names.reserve(n.name());
+        for (const auto& i : n.input()) names.reserve(i);
+        for (const auto& o : n.output()) names.reserve(o);
+      },
+      WalkDepth::All);
   for (const auto& f : model.functions()) {
     for (const auto& n : f.node()) {
       names.reserve(n.name());
@@ -205,48 +208,177 @@ std::string NameAllocator::fresh(const std::string& base) {
   return candidate;
 }
 
+// ---- the behaviour of each fix kind (rows of fix_catalog, via fix_kinds.h) ----
+
+bool convtranspose2d_applies(const ConvTransposeParams& p, std::string& why_not) {
+  return axis_non_overlapping(p, 0, "D", why_not);
+}
+
+bool conv3d_1x1x1_applies(const ConvTransposeParams& p, std::string& why_not) {
+  return axis_non_overlapping(p, 0, "D", why_not) && axis_non_overlapping(p, 1, "H", why_not) &&
+         axis_non_overlapping(p, 2, "W", why_not);
+}
+
+void convtranspose2d_cost(const ConvTransposeParams& p, FixCost& c) {
+  const int64_t n = p.input_shape[0] > 0 ? p.input_shape[0] : 1;
+  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
+  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  const int64_t ho = out_size(p, 1), wo = out_size(p, 2);
+  c.intermediate_channels = mul({p.c_out, kd});
+  c.intermediate_elements = mul({n, d, p.c_out, kd, ho, wo});
+  c.macs = mul({n, d, h, w, p.c_in, p.c_out / p.group, kd, kh, kw});
+  // Two Transposes: the input in, the output out (same element count as the intermediate).
+  c.moved_elements = add(mul({n, p.c_in, d, h, w}), c.intermediate_elements);
+  c.new_nodes = 6;
+}
+
+void conv3d_1x1x1_cost(const ConvTransposeParams& p, FixCost& c) {
+  const int64_t n = p.input_shape[0] > 0 ? p.input_shape[0] : 1;
+  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
+  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  c.intermediate_channels = mul({p.c_out, kd, kh, kw});
+  c.intermediate_elements = mul({n, p.c_out, kd, kh, kw, d, h, w});
+  c.macs = mul({n, d, h, w, p.c_in / p.group, p.c_out, kd, kh, kw});
+  c.moved_elements = c.intermediate_elements;  // one 8-D Transpose of the whole output
+  c.new_nodes = 4;
+}
+
+std::string RewriteBuilder::node_name(const std::string& step) { return names.fresh(in.label + "_fix_" + step); }
+
+std::string RewriteBuilder::value_name(const std::string& step) {
+  return names.fresh(in.label + "_fix_" + step + "_out");
+}
+
+std::string RewriteBuilder::shape_input(const std::string& step, const std::vector<int64_t>& dims) {
+  const std::string name = names.fresh(in.label + "_fix_shape_" + step);
+  out.initializers.push_back(int64_tensor(name, dims));
+  return name;
+}
+
+bool convtranspose2d_rewrite(RewriteBuilder& b, std::string&) {
+  const ConvTransposeParams& p = b.in.params;
+  const std::string& x = b.in.node->input(0);
+  const std::string& y = b.in.node->output(0);
+  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
+  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  const int64_t cog = p.c_out / p.group;
+  const int64_t ho = out_size(p, 1), wo = out_size(p, 2);
+  Rewrite& out = b.out;
+  const std::string t_in = b.value_name("transpose_in");
+  out.nodes.push_back(make_node("Transpose", b.node_name("transpose_in"), {x}, t_in, b.doc));
+  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 2, 1, 3, 4});
+  const std::string r_in = b.value_name("reshape_in");
+  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_in"),
+                                {t_in, b.shape_input("reshape_in", {-1, p.c_in, h, w})}, r_in, b.doc));
+
+  // Same bytes, new dims: [Ci, Co/g, KD, KH, KW] read as [Ci, (Co/g)*KD, KH, KW].
+  // Copying the TensorProto keeps its data wherever it is (inline, or a
+  // reference into the source file that the writer resolves).
+  const std::string weight_name = b.names.fresh(b.in.weight->name() + "_fix_" + b.fix);
+  onnx::TensorProto weight2 = b.reader != nullptr ? *b.in.weight : float_tensor(weight_name, {}, nullptr);
+  weight2.set_name(weight_name);
+  weight2.clear_dims();
+  for (int64_t dim : {p.c_in, cog * kd, kh, kw}) weight2.add_dims(dim);
+  std::vector<std::string> conv_inputs = {r_in, weight2.name()};
+  out.initializers.push_back(std::move(weight2));
+  if (p.has_bias) {
+    const std::string raw = b.reader ? repeat_each(b.bias_raw, kd) : std::string();
+    out.initializers.push_back(float_tensor(b.names.fresh(b.in.bias->name() + "_fix_" + b.fix), {p.c_out * kd},
+                                            b.reader ? &raw : nullptr));
+    conv_inputs.push_back(out.initializers.back().name());
+  }
+  const std::string conv_out = b.value_name("convtranspose2d");
+  out.nodes.push_back(make_node("ConvTranspose", b.node_name("convtranspose2d"), conv_inputs, conv_out, b.doc));
+  auto& ct = out.nodes.back();
+  *ct.add_attribute() = ints_attr("kernel_shape", {kh, kw});
+  *ct.add_attribute() = ints_attr("strides", {p.strides[1], p.strides[2]});
+  *ct.add_attribute() = ints_attr("pads", {p.pads[1], p.pads[2], p.pads[4], p.pads[5]});
+  *ct.add_attribute() = ints_attr("output_padding", {p.output_padding[1], p.output_padding[2]});
+  *ct.add_attribute() = ints_attr("dilations", {p.dilations[1], p.dilations[2]});
+  *ct.add_attribute() = int_attr("group", p.group);
+
+  const std::string r_mid = b.value_name("reshape_mid");
+  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_mid"),
+                                {conv_out, b.shape_input("reshape_mid", {-1, d, p.c_out, kd, ho, wo})}, r_mid, b.doc));
+  const std::string t_out = b.value_name("transpose_out");
+  out.nodes.push_back(make_node("Transpose", b.node_name("transpose_out"), {r_mid}, t_out, b.doc));
+  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 2, 1, 3, 4, 5});
+  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_out"),
+                                {t_out, b.shape_input("reshape_out", {-1, p.c_out, d * kd, ho, wo})}, y, b.doc));
+  return true;
+}
+
+// Weight [Ci, Co/g, K] per group -> [Co*K, Ci/g, 1, 1, 1].
+bool conv3d_1x1x1_rewrite(RewriteBuilder& b, std::string& error) {
+  const ConvTransposeParams& p = b.in.params;
+  const std::string& x = b.in.node->input(0);
+  const std::string& y = b.in.node->output(0);
+  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
+  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  const int64_t k = mul({kd, kh, kw});
+  const int64_t cog = p.c_out / p.group, cig = p.c_in / p.group;
+  Rewrite& out = b.out;
+  std::string conv_raw;
+  if (b.reader != nullptr) {
+    std::string raw;
+    if (!read_float(*b.reader, *b.in.weight, mul({p.c_in, cog, k}), raw, error)) return false;
+    conv_raw.assign(raw.size(), '\0');
+    for (int64_t j = 0; j < p.group; ++j) {
+      for (int64_t ci = 0; ci < cig; ++ci) {
+        for (int64_t co = 0; co < cog; ++co) {
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const int64_t src = (((j * cig + ci) * cog + co) * k + kk);
+            const int64_t dst = (((j * cog + co) * k + kk) * cig + ci);
+            std::memcpy(&conv_raw[static_cast<size_t>(dst) * 4], &raw[static_cast<size_t>(src) * 4], 4);
+          }
+        }
+      }
+    }
+  }
+  const std::string weight_name = b.names.fresh(b.in.weight->name() + "_fix_" + b.fix);
+  out.initializers.push_back(float_tensor(weight_name, {p.c_out * k, cig, 1, 1, 1}, b.reader ? &conv_raw : nullptr));
+  std::vector<std::string> conv_inputs = {x, weight_name};
+  if (p.has_bias) {
+    const std::string raw = b.reader ? repeat_each(b.bias_raw, k) : std::string();
+    out.initializers.push_back(float_tensor(b.names.fresh(b.in.bias->name() + "_fix_" + b.fix), {p.c_out * k},
+                                            b.reader ? &raw : nullptr));
+    conv_inputs.push_back(out.initializers.back().name());
+  }
+  const std::string conv_out = b.value_name("conv1x1x1");
+  out.nodes.push_back(make_node("Conv", b.node_name("conv1x1x1"), conv_inputs, conv_out, b.doc));
+  *out.nodes.back().add_attribute() = ints_attr("kernel_shape", {1, 1, 1});
+  *out.nodes.back().add_attribute() = int_attr("group", p.group);
+  const std::string r_mid = b.value_name("reshape_mid");
+  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_mid"),
+                                {conv_out, b.shape_input("reshape_mid", {-1, p.c_out, kd, kh, kw, d, h, w})}, r_mid,
+                                b.doc));
+  const std::string t_out = b.value_name("transpose_out");
+  out.nodes.push_back(make_node("Transpose", b.node_name("transpose_out"), {r_mid}, t_out, b.doc));
+  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 1, 5, 2, 6, 3, 7, 4});
+  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_out"),
+                                {t_out, b.shape_input("reshape_out", {-1, p.c_out, d * kd, h * kh, w * kw})}, y, b.doc));
+  return true;
+}
+
+// ---- what every kind shares: the checks, then the kind's row -------------------
+
 bool fix_applies(const std::string& fix, const ConvTransposeParams& p, std::string& why_not) {
   // The attributes decide first: an overlapping axis is the real blocker even
   // when a shape is missing too.
   if (!attributes_well_formed(p, why_not)) return false;
-  if (fix == fix_id::kConvTranspose2d) {
-    if (!axis_non_overlapping(p, 0, "D", why_not)) return false;
-  } else if (fix == fix_id::kConv3d1x1x1) {
-    if (!axis_non_overlapping(p, 0, "D", why_not) || !axis_non_overlapping(p, 1, "H", why_not) ||
-        !axis_non_overlapping(p, 2, "W", why_not)) {
-      return false;
-    }
-  } else {
+  const FixKind* kind = find_fix_kind(fix);
+  if (kind == nullptr) {
     why_not = "unknown fix '" + fix + "'";
     return false;
   }
-  return shapes_well_formed(p, why_not);
+  return kind->applies(p, why_not) && shapes_well_formed(p, why_not);
 }
 
 FixCost predict_cost(const std::string& fix, const ConvTransposeParams& p) {
   FixCost c;
   std::string why;
   if (!well_formed(p, why)) return c;
-  const int64_t n = p.input_shape[0] > 0 ? p.input_shape[0] : 1;
-  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
-  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
-  const int64_t ho = out_size(p, 1), wo = out_size(p, 2);
-  const int64_t cout_per_group = p.c_out / p.group, cin_per_group = p.c_in / p.group;
-  const int64_t input_elements = mul({n, p.c_in, d, h, w});
-  if (fix == fix_id::kConvTranspose2d) {
-    c.intermediate_channels = mul({p.c_out, kd});
-    c.intermediate_elements = mul({n, d, p.c_out, kd, ho, wo});
-    c.macs = mul({n, d, h, w, p.c_in, cout_per_group, kd, kh, kw});
-    // Two Transposes: the input in, the output out (same element count as the intermediate).
-    c.moved_elements = add(input_elements, c.intermediate_elements);
-    c.new_nodes = 6;
-  } else if (fix == fix_id::kConv3d1x1x1) {
-    c.intermediate_channels = mul({p.c_out, kd, kh, kw});
-    c.intermediate_elements = mul({n, p.c_out, kd, kh, kw, d, h, w});
-    c.macs = mul({n, d, h, w, cin_per_group, p.c_out, kd, kh, kw});
-    c.moved_elements = c.intermediate_elements;  // one 8-D Transpose of the whole output
-    c.new_nodes = 4;
-  }
+  if (const FixKind* kind = find_fix_kind(fix)) kind->cost(p, c);
   c.intermediate_bytes = mul({c.intermediate_elements, 4});
   return c;
 }
@@ -261,117 +393,15 @@ bool build_rewrite(const std::string& fix, const RewriteInputs& in, NameAllocato
     return false;
   }
   out = Rewrite{};
-  const std::string& x = in.node->input(0);
-  const std::string& y = in.node->output(0);
-  const std::string& label = in.label;
-  const std::string doc = "bpu-lint " + fix + " rewrite of ConvTranspose '" + label + "'";
-  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
-  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
-  const int64_t k = mul({kd, kh, kw});
-  const int64_t cog = p.c_out / p.group, cig = p.c_in / p.group;
-  const int64_t weight_elements = mul({p.c_in, cog, k});
+  const int64_t k = mul({p.kernel[0], p.kernel[1], p.kernel[2]});
+  const int64_t weight_elements = mul({p.c_in, p.c_out / p.group, k});
   if (k < 0 || weight_elements < 0 || mul({weight_elements, 4}) < 0 || mul({p.c_out, k}) < 0) {
     error = "the layer is too large to rewrite";
     return false;
   }
-
-  auto node_name = [&](const std::string& step) { return names.fresh(label + "_fix_" + step); };
-  auto value_name = [&](const std::string& step) { return names.fresh(label + "_fix_" + step + "_out"); };
-  auto shape_input = [&](const std::string& step, const std::vector<int64_t>& dims) {
-    const std::string name = names.fresh(label + "_fix_shape_" + step);
-    out.initializers.push_back(int64_tensor(name, dims));
-    return name;
-  };
-
-  std::string bias_raw;
-  if (p.has_bias && reader != nullptr && !read_float(*reader, *in.bias, p.c_out, bias_raw, error)) return false;
-
-  if (fix == fix_id::kConvTranspose2d) {
-    const int64_t ho = out_size(p, 1), wo = out_size(p, 2);
-    const std::string t_in = value_name("transpose_in");
-    out.nodes.push_back(make_node("Transpose", node_name("transpose_in"), {x}, t_in, doc));
-    *out.nodes.back().add_attribute() = ints_attr("perm", {0, 2, 1, 3, 4});
-    const std::string r_in = value_name("reshape_in");
-    out.nodes.push_back(
-        make_node("Reshape", node_name("reshape_in"), {t_in, shape_input("reshape_in", {-1, p.c_in, h, w})}, r_in, doc));
-
-    // Same bytes, new dims: [Ci, Co/g, KD, KH, KW] read as [Ci, (Co/g)*KD, KH, KW].
-    // Copying the TensorProto keeps its data wherever it is (inline, or a
-    // reference into the source file that the writer resolves).
-    const std::string weight_name = names.fresh(in.weight->name() + "_fix_" + fix);
-    onnx::TensorProto weight2 = reader != nullptr ? *in.weight : float_tensor(weight_name, {}, nullptr);
-    weight2.set_name(weight_name);
-    weight2.clear_dims();
-    for (int64_t dim : {p.c_in, cog * kd, kh, kw}) weight2.add_dims(dim);
-    std::vector<std::string> conv_inputs = {r_in, weight2.name()};
-    out.initializers.push_back(std::move(weight2));
-    if (p.has_bias) {
-      const std::string raw = reader ? repeat_each(bias_raw, kd) : std::string();
-      out.initializers.push_back(
-          float_tensor(names.fresh(in.bias->name() + "_fix_" + fix), {p.c_out * kd}, reader ? &raw : nullptr));
-      conv_inputs.push_back(out.initializers.back().name());
-    }
-    const std::string conv_out = value_name("convtranspose2d");
-    out.nodes.push_back(make_node("ConvTranspose", node_name("convtranspose2d"), conv_inputs, conv_out, doc));
-    auto& ct = out.nodes.back();
-    *ct.add_attribute() = ints_attr("kernel_shape", {kh, kw});
-    *ct.add_attribute() = ints_attr("strides", {p.strides[1], p.strides[2]});
-    *ct.add_attribute() = ints_attr("pads", {p.pads[1], p.pads[2], p.pads[4], p.pads[5]});
-    *ct.add_attribute() = ints_attr("output_padding", {p.output_padding[1], p.output_padding[2]});
-    *ct.add_attribute() = ints_attr("dilations", {p.dilations[1], p.dilations[2]});
-    *ct.add_attribute() = int_attr("group", p.group);
-
-    const std::string r_mid = value_name("reshape_mid");
-    out.nodes.push_back(make_node("Reshape", node_name("reshape_mid"),
-                                  {conv_out, shape_input("reshape_mid", {-1, d, p.c_out, kd, ho, wo})}, r_mid, doc));
-    const std::string t_out = value_name("transpose_out");
-    out.nodes.push_back(make_node("Transpose", node_name("transpose_out"), {r_mid}, t_out, doc));
-    *out.nodes.back().add_attribute() = ints_attr("perm", {0, 2, 1, 3, 4, 5});
-    out.nodes.push_back(make_node("Reshape", node_name("reshape_out"),
-                                  {t_out, shape_input("reshape_out", {-1, p.c_out, d * kd, ho, wo})}, y, doc));
-    return true;
-  }
-
-  // conv3d-1x1x1: weight [Ci, Co/g, K] per group -> [Co*K, Ci/g, 1, 1, 1].
-  std::string conv_raw;
-  if (reader != nullptr) {
-    std::string raw;
-    if (!read_float(*reader, *in.weight, weight_elements, raw, error)) return false;
-    conv_raw.assign(raw.size(), '\0');
-    for (int64_t j = 0; j < p.group; ++j) {
-      for (int64_t ci = 0; ci < cig; ++ci) {
-        for (int64_t co = 0; co < cog; ++co) {
-          for (int64_t kk = 0; kk < k; ++kk) {
-            const int64_t src = (((j * cig + ci) * cog + co) * k + kk);
-            const int64_t dst = (((j * cog + co) * k + kk) * cig + ci);
-            std::memcpy(&conv_raw[static_cast<size_t>(dst) * 4], &raw[static_cast<size_t>(src) * 4], 4);
-          }
-        }
-      }
-    }
-  }
-  const std::string weight_name = names.fresh(in.weight->name() + "_fix_" + fix);
-  out.initializers.push_back(float_tensor(weight_name, {p.c_out * k, cig, 1, 1, 1}, reader ? &conv_raw : nullptr));
-  std::vector<std::string> conv_inputs = {x, weight_name};
-  if (p.has_bias) {
-    const std::string raw = reader ? repeat_each(bias_raw, k) : std::string();
-    out.initializers.push_back(
-        float_tensor(names.fresh(in.bias->name() + "_fix_" + fix), {p.c_out * k}, reader ? &raw : nullptr));
-    conv_inputs.push_back(out.initializers.back().name());
-  }
-  const std::string conv_out = value_name("conv1x1x1");
-  out.nodes.push_back(make_node("Conv", node_name("conv1x1x1"), conv_inputs, conv_out, doc));
-  *out.nodes.back().add_attribute() = ints_attr("kernel_shape", {1, 1, 1});
-  *out.nodes.back().add_attribute() = int_attr("group", p.group);
-  const std::string r_mid = value_name("reshape_mid");
-  out.nodes.push_back(make_node("Reshape", node_name("reshape_mid"),
-                                {conv_out, shape_input("reshape_mid", {-1, p.c_out, kd, kh, kw, d, h, w})}, r_mid, doc));
-  const std::string t_out = value_name("transpose_out");
-  out.nodes.push_back(make_node("Transpose", node_name("transpose_out"), {r_mid}, t_out, doc));
-  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 1, 5, 2, 6, 3, 7, 4});
-  out.nodes.push_back(make_node("Reshape", node_name("reshape_out"),
-                                {t_out, shape_input("reshape_out", {-1, p.c_out, d * kd, h * kh, w * kw})}, y, doc));
-  return true;
+  RewriteBuilder b{in, names, reader, out, fix, "bpu-lint " + fix + " rewrite of ConvTranspose '" + in.label + "'", {}};
+  if (p.has_bias && reader != nullptr && !read_float(*reader, *in.bias, p.c_out, b.bias_raw, error)) return false;
+  return find_fix_kind(fix)->rewrite(b, error);
 }
 
 }  // namespace bpulint

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "bpulint/graph_walk.h"
 #include "bpulint/guarded_inference.h"
 #include "shape_values.h"
 
@@ -194,11 +195,43 @@ class Walker {
     }
   }
 
-  // `pinned`: --input-shape types for this graph's inputs (main graph only).
+  // `pinned`: --input-shape types for the main graph's inputs. The order is
+  // walk_graph's, shared with every stage that indexes nodes by walk order.
+  void walk(const onnx::GraphProto& main, const std::string& path,
+            const std::map<std::string, const onnx::TypeProto*>& pinned) {
+    walk_graph(
+        main,
+        [&](const onnx::GraphProto& graph, const GraphSite<const onnx::NodeProto>& site, auto&& nodes) {
+          if (site.owner == nullptr) return enter(graph, path, nullptr, site, pinned, -1, nodes);
+          // The owner is the node the enclosing graph visited last.
+          const Frame& up = frames_.back();
+          const std::string owner_path =
+              NodeFacts::node_path(up.path, out_.nodes[static_cast<size_t>(up.self)].display_name);
+          enter(graph, owner_path + site.suffix(), up.chain, site, {}, up.self, nodes);
+        },
+        [&](const onnx::NodeProto& node, int i) { visit(node, i); });
+  }
+
+  size_t contradictions() const { return contradictions_; }
+  const std::string& first_contradiction() const { return first_contradiction_; }
+
+ private:
+  // The graph being walked: its values live while its nodes are visited.
+  struct Frame {
+    const ScopeChain* chain;
+    Scope* scope;
+    const std::unordered_map<std::string_view, const onnx::TypeProto*>* declared;
+    std::string path;
+    size_t graph_id;
+    long self = -1;  // walk index of the last node visited here (a subgraph's owner)
+  };
+
   // `parent`: walk index of the node owning this subgraph, -1 for the main graph.
-  void walk(const onnx::GraphProto& graph, const std::string& path, const ScopeChain* outer, int depth,
-            const std::map<std::string, const onnx::TypeProto*>& pinned = {}, long parent = -1) {
-    if (depth > kMaxSubgraphDepth) {
+  template <class Nodes>
+  void enter(const onnx::GraphProto& graph, const std::string& path, const ScopeChain* outer,
+             const GraphSite<const onnx::NodeProto>& site, const std::map<std::string, const onnx::TypeProto*>& pinned,
+             long parent, Nodes& nodes) {
+    if (site.too_deep) {
       out_.notes.push_back("subgraphs nested deeper than " + std::to_string(kMaxSubgraphDepth) + " levels under " +
                            path + " are not analysed");
       return;
@@ -226,34 +259,22 @@ class Walker {
     for (const auto& vi : graph.output()) declared.emplace(vi.name(), &vi.type());
 
     const ScopeChain chain{&scope, outer};
-    const size_t graph_id = graphs_++;
-    for (int i = 0; i < graph.node_size(); ++i) {
-      const auto& node = graph.node(i);
-      // Each input name is hashed once: the facts and the inference context share the lookup.
-      input_facts_.clear();
-      for (const auto& n : node.input()) input_facts_.push_back(n.empty() ? nullptr : chain.find(n));
-      add_node(node, path, graph_id, static_cast<size_t>(i));
-      infer(node, scope, declared);
-      if (progress_ != nullptr) progress_->published.store(out_.nodes.size(), std::memory_order_release);
-      const long self = static_cast<long>(out_.nodes.size() - 1);
-      const std::string node_path = NodeFacts::node_path(path, out_.nodes.back().display_name);
-      for (const auto& attr : node.attribute()) {
-        if (attr.type() == onnx::AttributeProto::GRAPH) {
-          walk(attr.g(), node_path + "." + attr.name(), &chain, depth + 1, {}, self);
-        } else if (attr.type() == onnx::AttributeProto::GRAPHS) {
-          for (int g = 0; g < attr.graphs_size(); ++g) {
-            walk(attr.graphs(g), node_path + "." + attr.name() + "[" + std::to_string(g) + "]", &chain, depth + 1, {},
-                 self);
-          }
-        }
-      }
-    }
+    frames_.push_back({&chain, &scope, &declared, path, graphs_++});
+    nodes();
+    frames_.pop_back();
   }
 
-  size_t contradictions() const { return contradictions_; }
-  const std::string& first_contradiction() const { return first_contradiction_; }
+  void visit(const onnx::NodeProto& node, int i) {
+    Frame& frame = frames_.back();
+    // Each input name is hashed once: the facts and the inference context share the lookup.
+    input_facts_.clear();
+    for (const auto& n : node.input()) input_facts_.push_back(n.empty() ? nullptr : frame.chain->find(n));
+    add_node(node, frame.path, frame.graph_id, static_cast<size_t>(i));
+    infer(node, *frame.scope, *frame.declared);
+    if (progress_ != nullptr) progress_->published.store(out_.nodes.size(), std::memory_order_release);
+    frame.self = static_cast<long>(out_.nodes.size() - 1);
+  }
 
- private:
   onnx::TypeProto* new_type() { return google::protobuf::Arena::CreateMessage<onnx::TypeProto>(out_.arena.get()); }
 
   uint32_t add_cause(RootCause c) {
@@ -611,6 +632,7 @@ class Walker {
   FactProgress* progress_;
   std::map<std::string, int64_t> opsets_;
   size_t graphs_ = 0;
+  std::vector<Frame> frames_;  // the graphs being walked, innermost last
   const onnx::TypeProto* shared_output_type_ = nullptr;  // set by infer() for type-keeping ops
   const onnx::OpSchema* current_schema_ = nullptr;       // the current node's, set by add_node
   bool current_has_subgraph_ = false;
@@ -1023,19 +1045,11 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
 
   const auto& graph = model.graph();
   // NodeFacts are large; growing the vector 100k times would copy them over and over.
-  std::function<size_t(const onnx::GraphProto&, int)> count_nodes = [&](const onnx::GraphProto& g, int depth) {
-    size_t n = static_cast<size_t>(g.node_size());
-    for (const auto& node : g.node()) {
-      for (const auto& a : node.attribute()) {
-        if (depth < kMaxSubgraphDepth && a.has_g()) n += count_nodes(a.g(), depth + 1);
-        for (const auto& sub : a.graphs()) n += depth < kMaxSubgraphDepth ? count_nodes(sub, depth + 1) : 0;
-      }
-    }
-    return n;
-  };
-  out.nodes.reserve(count_nodes(graph, 0));
+  size_t count = 0;
+  for_each_node(graph, [&count](const onnx::NodeProto&, int) { ++count; });
+  out.nodes.reserve(count);
   Walker walker(model, out, progress);
-  walker.walk(graph, graph.name().empty() ? "main_graph" : graph.name(), nullptr, 0, pinned);
+  walker.walk(graph, graph.name().empty() ? "main_graph" : graph.name(), pinned);
   if (walker.contradictions() > 0) {
     out.notes.push_back("declared shapes contradict shape inference for " + std::to_string(walker.contradictions()) +
                         " value" + (walker.contradictions() == 1 ? "" : "s") + " (first: " +
@@ -1047,11 +1061,6 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
                                        std::to_string(fn.node_size()) + " nodes)");
   }
   return true;
-}
-
-const std::set<std::string>& reserved_node_facts() {
-  static const std::set<std::string> names = {"op", "domain", "opset", "name", "op_class", "input", "output", "max_rank"};
-  return names;
 }
 
 FactSelection FactSelection::of(const std::set<std::string>& names) {

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "bpulint/convtranspose3d_rewrite.h"
+#include "bpulint/graph_walk.h"
 #include "bpulint/model_checker.h"
 #include "bpulint/model_writer.h"
 #include "bpulint/fix_proof.h"
@@ -30,22 +31,19 @@ struct NodeSlot {
   std::vector<onnx::GraphProto*> scopes;  // this graph, then its enclosing graphs
 };
 
-// Pre-order over graphs and subgraphs, exactly like the facts walker, so
-// slot k is ModelFacts::nodes[k].
-void collect_slots(onnx::GraphProto* g, std::vector<onnx::GraphProto*> scopes, int depth,
-                   std::vector<NodeSlot>& out) {
-  if (depth > kMaxSubgraphDepth) return;
-  scopes.insert(scopes.begin(), g);
-  for (int i = 0; i < g->node_size(); ++i) {
-    out.push_back({g, i, scopes});
-    auto* node = g->mutable_node(i);
-    for (auto& attr : *node->mutable_attribute()) {
-      if (attr.type() == onnx::AttributeProto::GRAPH) collect_slots(attr.mutable_g(), scopes, depth + 1, out);
-      if (attr.type() == onnx::AttributeProto::GRAPHS) {
-        for (auto& sub : *attr.mutable_graphs()) collect_slots(&sub, scopes, depth + 1, out);
-      }
-    }
-  }
+// Slot k is ModelFacts::nodes[k]: the facts' walk order (walk_graph).
+std::vector<NodeSlot> collect_slots(onnx::GraphProto& main) {
+  std::vector<NodeSlot> out;
+  std::vector<onnx::GraphProto*> scopes;  // the graph being walked, then its enclosing graphs
+  walk_graph(
+      main,
+      [&](onnx::GraphProto& g, const auto&, auto&& nodes) {
+        scopes.insert(scopes.begin(), &g);
+        nodes();
+        scopes.erase(scopes.begin());
+      },
+      [&](onnx::NodeProto&, int i) { out.push_back({scopes.front(), i, scopes}); });
+  return out;
 }
 
 struct FoundInitializer {
@@ -70,15 +68,17 @@ bool is_graph_input(const onnx::GraphProto& g, const std::string& name) {
 }
 
 // Every name some node, graph output or function reads, anywhere in the model.
-void collect_uses(const onnx::GraphProto& g, std::map<std::string, int>& uses) {
-  for (const auto& o : g.output()) ++uses[o.name()];
-  for (const auto& n : g.node()) {
-    for (const auto& i : n.input()) ++uses[i];
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) collect_uses(a.g(), uses);
-      for (const auto& sub : a.graphs()) collect_uses(sub, uses);
-    }
-  }
+void collect_uses(const onnx::GraphProto& main, std::map<std::string, int>& uses) {
+  walk_graph(
+      main,
+      [&](const onnx::GraphProto& g, const auto&, auto&& nodes) {
+        for (const auto& o : g.output()) ++uses[o.name()];
+        nodes();
+      },
+      [&](const onnx::NodeProto& n, int) {
+        for (const auto& i : n.input()) ++uses[i];
+      },
+      WalkDepth::All);
 }
 
 // A rewrite built for one node, waiting for its proof.
@@ -169,16 +169,16 @@ void share_identical_initializers(const std::vector<std::pair<onnx::GraphProto*,
 // The weights left in the source file resolve against the source's folder,
 // so the checker runs with that folder as its model dir.
 // The initializers of a graph and its subgraphs whose float payload is large.
-void large_payloads(onnx::GraphProto& g, std::vector<onnx::TensorProto*>& out) {
-  for (auto& t : *g.mutable_initializer()) {
-    if (t.data_type() == onnx::TensorProto::FLOAT && t.raw_data().size() > kInlinePayloadLimit) out.push_back(&t);
-  }
-  for (auto& n : *g.mutable_node()) {
-    for (auto& a : *n.mutable_attribute()) {
-      if (a.has_g()) large_payloads(*a.mutable_g(), out);
-      for (auto& sub : *a.mutable_graphs()) large_payloads(sub, out);
-    }
-  }
+void large_payloads(onnx::GraphProto& main, std::vector<onnx::TensorProto*>& out) {
+  walk_graph(
+      main,
+      [&](onnx::GraphProto& g, const auto&, auto&& nodes) {
+        for (auto& t : *g.mutable_initializer()) {
+          if (t.data_type() == onnx::TensorProto::FLOAT && t.raw_data().size() > kInlinePayloadLimit) out.push_back(&t);
+        }
+        nodes();
+      },
+      [](onnx::NodeProto&, int) {}, WalkDepth::All);
 }
 
 // Strict inference runs on a copy, and never reads float weights: the large
@@ -205,33 +205,12 @@ bool check_model_validity(onnx::ModelProto& model, const std::string& model_dir,
 
 }  // namespace
 
-std::string proof_summary(const FixResult& res) {
-  auto shape_text = [](const std::vector<int64_t>& shape) {
-    std::string s;
-    for (int64_t d : shape) s += (s.empty() ? "" : "x") + (d < 0 ? std::string("N") : std::to_string(d));
-    return s;
-  };
-  std::string inputs;
-  for (const auto& s : res.proof_input_shapes) inputs += (inputs.empty() ? "" : " and ") + shape_text(s);
-  char err[32];
-  std::snprintf(err, sizeof err, "%g", res.max_abs_error);
-  return "proven on random inputs " + inputs + " (seed " + std::to_string(res.seed) + "): max abs error " + err +
-         "; shapes checked at " + shape_text(res.input_shape);
-}
-
-size_t FixRun::applied() const {
-  size_t n = 0;
-  for (const auto& r : results) n += r.applied ? 1 : 0;
-  return n;
-}
-
 FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& plans, const std::string& strategy,
                    const std::string& output_path, bool external_data) {
   FixRun run;
   run.output_path = output_path;
   onnx::ModelProto model = *report.loaded->model;
-  std::vector<NodeSlot> slots;
-  collect_slots(model.mutable_graph(), {}, 0, slots);
+  const std::vector<NodeSlot> slots = collect_slots(*model.mutable_graph());
   NameAllocator names = NameAllocator::for_model(model);
   const TensorBytesReader reader = [&](const onnx::TensorProto& t, std::string& bytes, std::string& error) {
     return read_tensor_bytes(*report.loaded, t, bytes, error);

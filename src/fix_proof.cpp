@@ -10,8 +10,10 @@
 #include <mutex>
 #include <memory>
 
+#include "bpulint/fix_catalog.h"
 #include "bpulint/guarded_inference.h"
 #include "bpulint/reference_kernels.h"
+#include "fix_kinds.h"
 
 namespace bpulint {
 namespace {
@@ -139,22 +141,13 @@ std::vector<std::vector<int64_t>> reshape_targets(const Rewrite& r) {
   return out;
 }
 
-// The layout contract of each fix: the Reshape targets its rewrite must hold,
-// stated from the node's input [N, C, D, H, W] and output [N, Co, Do, Ho, Wo]
-// shapes (the batch stays -1). Entries set by a spatial dim (which a proof
-// input chooses: D, H, W, Do, Ho, Wo = 0..5) say which; the rest (-1) are
-// fixed by the layer.
-struct Entry {
-  int64_t value;
-  int spatial;
-};
+// The layout contract of each fix (FixKind::layout): entries set by a
+// spatial dim say which, as a proof input chooses them.
+using Entry = LayoutEntry;
 std::vector<std::vector<Entry>> contract_entries(const std::string& fix, const ConvTransposeParams& p,
                                                  const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
-  const Entry batch{-1, -1}, c{in[1], -1}, co{out[1], -1};
-  const Entry kd{p.kernel[0], -1}, kh{p.kernel[1], -1}, kw{p.kernel[2], -1};
-  const Entry d{in[2], 0}, h{in[3], 1}, w{in[4], 2}, dout{out[2], 3}, ho{out[3], 4}, wo{out[4], 5};
-  if (fix == fix_id::kConvTranspose2d) return {{batch, c, h, w}, {batch, d, co, kd, ho, wo}, {batch, co, dout, ho, wo}};
-  return {{batch, co, kd, kh, kw, d, h, w}, {batch, co, dout, ho, wo}};
+  const FixKind* kind = find_fix_kind(fix);
+  return kind != nullptr ? kind->layout(p, in, out) : LayoutTargets{};
 }
 
 std::vector<std::vector<int64_t>> layout_contract(const std::string& fix, const ConvTransposeParams& p,
@@ -646,6 +639,21 @@ bool prove_rewrite(const std::string& fix, const RewriteInputs& in, const Rewrit
     error = std::string("internal error: ") + e.what();
     return false;
   }
+}
+
+LayoutTargets convtranspose2d_layout(const ConvTransposeParams& p, const std::vector<int64_t>& in,
+                                     const std::vector<int64_t>& out) {
+  const LayoutEntry batch{-1, -1}, c{in[1], -1}, co{out[1], -1}, kd{p.kernel[0], -1};
+  const LayoutEntry d{in[2], 0}, h{in[3], 1}, w{in[4], 2}, dout{out[2], 3}, ho{out[3], 4}, wo{out[4], 5};
+  return {{batch, c, h, w}, {batch, d, co, kd, ho, wo}, {batch, co, dout, ho, wo}};
+}
+
+LayoutTargets conv3d_1x1x1_layout(const ConvTransposeParams& p, const std::vector<int64_t>& in,
+                                  const std::vector<int64_t>& out) {
+  const LayoutEntry batch{-1, -1}, co{out[1], -1};
+  const LayoutEntry kd{p.kernel[0], -1}, kh{p.kernel[1], -1}, kw{p.kernel[2], -1};
+  const LayoutEntry d{in[2], 0}, h{in[3], 1}, w{in[4], 2}, dout{out[2], 3}, ho{out[3], 4}, wo{out[4], 5};
+  return {{batch, co, kd, kh, kw, d, h, w}, {batch, co, dout, ho, wo}};
 }
 
 }  // namespace bpulint

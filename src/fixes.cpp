@@ -240,7 +240,7 @@ std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<D
   // Fix ids per node, in the order their rules list them.
   std::map<long, std::vector<std::string>> wanted;
   for (const auto& d : diagnostics) {
-    if (d.node < 0 || d.outcome != Outcome::Fail || d.severity != Severity::Error) continue;
+    if (d.node < 0 || d.outcome != Outcome::Fail || d.severity != Severity::Error || !d.shown()) continue;
     auto& ids = wanted[d.node];
     for (const auto& f : d.rule->fixes) {
       if (std::find(ids.begin(), ids.end(), f) == ids.end()) ids.push_back(f);
@@ -259,7 +259,7 @@ std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<D
       FixOption o;
       o.id = id;
       o.title = kind ? kind->title : id;
-      o.safety = kind ? kind->safety : "unsafe";
+      o.applicability = kind ? kind->applicability : Applicability::Unsafe;
       if (!plan.params_known) {
         o.why_not = why_not;
       } else if (!fix_applies(id, plan.params, o.why_not)) {

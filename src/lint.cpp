@@ -7,7 +7,8 @@
 
 namespace bpulint {
 
-ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options) {
+ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options,
+                       FixPlanning planning) {
   ModelReport r;
   r.path = path;
   std::string error;
@@ -58,7 +59,7 @@ ModelReport lint_model(const std::string& path, const Platform& platform, const 
   }
   r.placement = place_nodes(r.facts, platform, r.diagnostics);
   r.summary = summarize(r.facts, r.placement, r.diagnostics);
-  r.fix_plans = plan_fixes(r.facts, r.diagnostics, platform);
+  if (planning == FixPlanning::Now) r.fix_plans = plan_fixes(r.facts, r.diagnostics, platform);
   r.ok = true;
   return r;
 }

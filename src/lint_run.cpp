@@ -12,8 +12,8 @@
 #include <thread>
 #include <tuple>
 
-#include "bpulint/cli.h"
 #include "bpulint/config.h"
+#include "bpulint/exit_codes.h"
 #include "bpulint/fix_apply.h"
 #include "bpulint/hb_config.h"
 #include "bpulint/lint.h"
@@ -200,7 +200,7 @@ class Runner {
       for (size_t i = next++; i < models_.size(); i = next++) {
         auto& m = models_[i];
         try {
-          m.report = std::make_unique<ModelReport>(lint_model(m.path, *m.platform, m.facts));
+          m.report = std::make_unique<ModelReport>(lint_model(m.path, *m.platform, m.facts, FixPlanning::Later));
         } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
           m.report = std::make_unique<ModelReport>();
           m.report->path = m.path;
@@ -289,7 +289,7 @@ class Runner {
     render_fix_run(log, r, *m.fix_run, text_options());
     if (!m.fix_run->error.empty()) broken_ = true;
     if (!m.fix_run->written) return;
-    m.fixed = std::make_unique<ModelReport>(lint_model(out, *m.platform, m.facts));
+    m.fixed = std::make_unique<ModelReport>(lint_model(out, *m.platform, m.facts, FixPlanning::Later));
     if (!m.fixed->ok) {
       std::cerr << out << ": error: " << m.fixed->error << "\n";
       broken_ = true;

@@ -9,15 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "bpulint/fix_catalog.h"
+#include "fix_kinds.h"
+
 namespace bpulint {
-namespace {
 
 // ---------------------------------------------------------------------------
 // The Python classes. Kept self-contained (no shared helper) so that
 // pytorch_module_source() of one kind can be pasted on its own.
 // ---------------------------------------------------------------------------
 
-constexpr const char* kConvTranspose2dSource = R"PY(class ConvTranspose3dAsConvTranspose2d(nn.Module):
+const char* const kTorchConvTranspose2dSource = R"PY(class ConvTranspose3dAsConvTranspose2d(nn.Module):
     """Drop-in replacement for an nn.ConvTranspose3d whose depth (D) axis does not overlap.
 
     When kernel D == stride D, padding D == 0, output_padding D == 0 and dilation D == 1, every
@@ -80,7 +82,7 @@ constexpr const char* kConvTranspose2dSource = R"PY(class ConvTranspose3dAsConvT
         return y.squeeze(0) if unbatched else y
 )PY";
 
-constexpr const char* kConv3d1x1x1Source = R"PY(class ConvTranspose3dAsConv3d1x1x1(nn.Module):
+const char* const kTorchConv3d1x1x1Source = R"PY(class ConvTranspose3dAsConv3d1x1x1(nn.Module):
     """Drop-in replacement for a non-overlapping nn.ConvTranspose3d (kernel == stride on every axis,
     padding 0, output_padding 0, dilation 1).
 
@@ -147,24 +149,7 @@ constexpr const char* kConv3d1x1x1Source = R"PY(class ConvTranspose3dAsConv3d1x1
         return y.squeeze(0) if unbatched else y
 )PY";
 
-struct FixClass {
-  const char* id;
-  const char* class_name;
-  const char* source;
-  bool all_axes;  // preconditions on D only (false) or on D, H and W (true)
-};
-
-const FixClass kFixClasses[] = {
-    {"convtranspose2d", "ConvTranspose3dAsConvTranspose2d", kConvTranspose2dSource, false},
-    {"conv3d-1x1x1", "ConvTranspose3dAsConv3d1x1x1", kConv3d1x1x1Source, true},
-};
-
-const FixClass* find_fix_class(const std::string& id) {
-  for (const auto& f : kFixClasses) {
-    if (id == f.id) return &f;
-  }
-  return nullptr;
-}
+namespace {
 
 // ---------------------------------------------------------------------------
 // Parameters
@@ -241,10 +226,10 @@ TorchPadding torch_padding(const Params3d& p) {
 
 // The class's preconditions, checked on the ONNX parameters so that a snippet
 // can warn instead of leaving the user to find the ValueError at run time.
-std::vector<std::string> precondition_problems(const FixClass& f, const Params3d& p) {
+std::vector<std::string> precondition_problems(const FixKind& f, const Params3d& p) {
   static const char* const kAxis[3] = {"D", "H", "W"};
   std::vector<std::string> problems;
-  const int axes = f.all_axes ? 3 : 1;
+  const int axes = f.torch_all_axes ? 3 : 1;
   for (int i = 0; i < axes; ++i) {
     const std::string a = kAxis[i];
     if (p.stride[i] != p.kernel[i]) problems.push_back("stride " + a + " != kernel " + a);
@@ -390,7 +375,7 @@ std::string constructor_call(const Params3d& p, const TorchPadding& t) {
   return os.str();
 }
 
-std::string usage_block(const FixClass& f, const Params3d& p, const std::string& path) {
+std::string usage_block(const FixKind& f, const Params3d& p, const std::string& path) {
   const std::string label = path.empty() ? "(unknown module path)" : path;
   const TorchPadding t = torch_padding(p);
   std::string out = params_comment(label, p, t);
@@ -405,15 +390,15 @@ std::string usage_block(const FixClass& f, const Params3d& p, const std::string&
   }
   const std::vector<std::string> problems = precondition_problems(f, p);
   if (!problems.empty()) {
-    out += "    # WARNING: preconditions not met for " + std::string(f.class_name) + " (" + join(problems, ", ") +
+    out += "    # WARNING: preconditions not met for " + std::string(f.torch_class) + " (" + join(problems, ", ") +
            "); its constructor will raise ValueError.\n";
   }
   out += "    # " + label + ": " + constructor_call(p, t) + "\n";
   if (path.empty()) {
     out += "    # Set the layer's attribute path (the ONNX node name did not reveal it), then uncomment:\n";
-    out += "    # model.<path.to.layer> = " + std::string(f.class_name) + "(model.<path.to.layer>)\n";
+    out += "    # model.<path.to.layer> = " + std::string(f.torch_class) + "(model.<path.to.layer>)\n";
   } else {
-    out += "    " + assignment(path, f.class_name) + "\n";
+    out += "    " + assignment(path, f.torch_class) + "\n";
   }
   return out;
 }
@@ -430,23 +415,23 @@ constexpr const char* kHeader =
 }  // namespace
 
 std::string pytorch_module_source(const std::string& fix_id) {
-  const FixClass* f = find_fix_class(fix_id);
-  return f ? f->source : "";
+  const FixKind* f = find_fix_kind(fix_id);
+  return f ? f->torch_source : "";
 }
 
 std::string pytorch_module_class(const std::string& fix_id) {
-  const FixClass* f = find_fix_class(fix_id);
-  return f ? f->class_name : "";
+  const FixKind* f = find_fix_kind(fix_id);
+  return f ? f->torch_class : "";
 }
 
 std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
   // Classes in catalog order, each once, whatever order the layers come in.
   std::string classes;
-  for (const auto& f : kFixClasses) {
+  for (const auto& f : fix_catalog()) {
     const bool used = std::any_of(layers.begin(), layers.end(), [&](const SnippetLayer& l) {
       return l.fix_id == f.id && l.params.kernel.size() == 3;
     });
-    if (used) classes += std::string("\n\n") + f.source;
+    if (used) classes += std::string("\n\n") + f.torch_source;
   }
 
   std::string body;
@@ -462,7 +447,7 @@ std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
               "'): not replaced: " + comment_text(layer.not_replaced) + "\n";
       continue;
     }
-    const FixClass* f = find_fix_class(layer.fix_id);
+    const FixKind* f = find_fix_kind(layer.fix_id);
     Params3d p;
     if (!f) {
       // The id itself is not echoed: only catalog ids are known to be safe text.
@@ -493,7 +478,7 @@ std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
 }
 
 std::string pytorch_snippet(const std::string& fix_id, const ConvTransposeParams& p, const std::string& torch_path) {
-  if (!find_fix_class(fix_id) || p.kernel.size() != 3) return "";
+  if (!find_fix_kind(fix_id) || p.kernel.size() != 3) return "";
   return pytorch_snippet_file({SnippetLayer{fix_id, p, torch_path}});
 }
 

@@ -626,7 +626,7 @@ class HtmlReport {
                 std::to_string(i + 1) + "</td><td><span class=\"mono\">" + esc(o.id) + "</span>" +
                 (o.recommended ? "<span class=\"tag rec\">recommended</span>" : "") +
                 (o.applicable ? "" : "<span class=\"tag na\">not applicable</span>") + "<br><span class=\"op\">" +
-                esc(o.title) + "</span></td><td>" + esc(o.safety) + "</td>";
+                esc(o.title) + "</span></td><td>" + esc(applicability_name(o.applicability)) + "</td>";
         if (!o.applicable) {
           out_ += "<td colspan=\"5\">" + esc(o.why_not) + "</td></tr>\n";
           continue;
@@ -717,9 +717,9 @@ class HtmlReport {
       out_ += "<dl>";
       for (const auto& field : rule_card(rule, rule.builtin ? std::vector<std::string>{} : platforms)) {
         std::string value = esc(field.value);
-        if (field.label == "when" || field.label == "require") value = "<code>" + value + "</code>";
+        if (field.code) value = "<code>" + value + "</code>";
         if (field.label == "status") value = "<span class=\"status " + value + "\">" + value + "</span>";
-        out_ += "<dt>" + esc(field.label) + "</dt><dd>" + value + "</dd>";
+        out_ += "<dt>" + esc(field.label) + "</dt><dd>" + value + esc(field.detail) + "</dd>";
       }
       out_ += "</dl></div>\n";
     }

@@ -1,10 +1,10 @@
 // --format json: one versioned object, fixed key order (see render_machine.h
 // and README "Machine-readable output"). Also the helpers the SARIF and
-// GitHub renderers share (json_writer.h, "Shared by the machine renderers").
+// GitHub renderers share (render_json_shared.h).
 #include <cmath>
 
-#include "bpulint/json_writer.h"
 #include "bpulint/render_machine.h"
+#include "render_json_shared.h"
 
 namespace bpulint {
 
@@ -57,7 +57,7 @@ void write_fix_options(JsonWriter& w, const NodeFixPlan* plan) {
   if (plan != nullptr) {
     for (const auto& o : plan->options) {
       w.begin_object();
-      w.member("id", o.id).member("title", o.title).member("safety", o.safety);
+      w.member("id", o.id).member("title", o.title).member("safety", applicability_name(o.applicability));
       w.member("recommended", o.recommended).member("applicable", o.applicable);
       if (!o.applicable) w.member("why_not", o.why_not);
       cost_member(w, "intermediate_channels", o.cost.intermediate_channels);

@@ -17,10 +17,10 @@
 #include <map>
 #include <tuple>
 
-#include "bpulint/fix_catalog.h"
-#include "bpulint/strings.h"
-#include "bpulint/json_writer.h"
 #include "bpulint/render_machine.h"
+#include "bpulint/rule_docs.h"
+#include "bpulint/strings.h"
+#include "render_json_shared.h"
 
 namespace bpulint {
 namespace {
@@ -128,49 +128,15 @@ struct HelpText {
   std::string text, markdown;
 };
 
+// The rule's card (rule_docs.h), as SARIF's help text and markdown.
 HelpText rule_help(const Rule& r, const Platform* platform) {
-  std::vector<std::pair<std::string, std::string>> rows;  // label, plain value (markdown value next)
+  std::vector<std::pair<std::string, std::string>> rows;  // label, plain value
   std::vector<std::string> md;
-  auto add = [&](const std::string& label, const std::string& plain, const std::string& markdown) {
-    rows.emplace_back(label, plain);
-    md.push_back("- **" + label + ":** " + markdown);
-  };
-  if (r.scope == RuleScope::Model) {
-    add("Applies to", "the model", "the model");
-  } else if (r.ops.size() == 1 && r.ops[0] == "*") {
-    add("Applies to", "every node", "every node");
-  } else {
-    std::vector<std::string> coded;
-    for (const auto& o : r.ops) coded.push_back(code(o));
-    add("Applies to", "ops " + join(r.ops, ", ") + (r.domain.empty() ? "" : " (domain " + r.domain + ")"),
-        "ops " + join(coded, ", ") + (r.domain.empty() ? "" : " (domain " + code(r.domain) + ")"));
-  }
-  if (r.when) add("When", expr_text(*r.when), code(expr_text(*r.when)));
-  if (r.require) add("Requires", expr_text(*r.require), code(expr_text(*r.require)));
-  std::string sev = std::string(severity_name(r.severity)) + " (" + r.effect + ")";
-  std::string sev_md = std::string(severity_name(r.severity)) + " (" + code(r.effect) + ")";
-  if (!r.cpu_node.empty()) {
-    sev += "; on the CPU as " + r.cpu_node;
-    sev_md += "; on the CPU as " + code(r.cpu_node);
-  }
-  add("Severity", sev, sev_md);
-  add("Status", status_name(r.status), status_name(r.status));
-  add("Source", r.source, r.source);
-  if (!r.ref.empty()) add("Reference", r.ref, r.ref);
-  if (platform != nullptr) {
-    add("Platform", platform->name + " (march " + platform->march + ")",
-        code(platform->name) + " (march " + code(platform->march) + ")");
-  }
-  if (!r.fixes.empty()) {
-    std::vector<std::string> plain, marked;
-    for (const auto& f : r.fixes) {
-      const FixKind* k = find_fix_kind(f);
-      const std::string detail = k != nullptr ? std::string(" (") + k->title + ", " + k->safety + ")" : "";
-      plain.push_back(f + detail);
-      marked.push_back(code(f) + detail);
-    }
-    add("Fixes", join(plain, "; ") + "; apply with bpu-lint --fix",
-        join(marked, "; ") + "; apply with " + code("bpu-lint --fix"));
+  const std::vector<std::string> platforms =
+      platform != nullptr && !r.builtin ? std::vector<std::string>{platform->name} : std::vector<std::string>{};
+  for (const auto& field : rule_card(r, platforms, /*defined_at=*/false)) {
+    rows.emplace_back(field.label, field.text());
+    md.push_back("- **" + field.label + ":** " + (field.code ? code(field.value) : field.value) + field.detail);
   }
   HelpText h;
   h.text = r.summary + "\n\n";

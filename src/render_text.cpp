@@ -79,7 +79,7 @@ void render_plan(std::ostream& out, const NodeFixPlan& plan, const Palette& p) {
       out << ": not applicable: " << o.why_not << "\n";
       continue;
     }
-    out << " (" << (o.recommended ? "recommended, " : "") << o.safety << "): " << cost_text(o.cost) << "\n";
+    out << " (" << (o.recommended ? "recommended, " : "") << applicability_name(o.applicability) << "): " << cost_text(o.cost) << "\n";
     for (const auto& v : o.new_violations) out << "        its nodes would break " << v << "\n";
   }
   const std::string blocked = plan.fix_blocked();

@@ -1,6 +1,5 @@
 #include "bpulint/rule_db.h"
 
-#include <onnx/defs/schema.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -12,8 +11,9 @@
 
 #include "bpulint/builtin_rules.h"
 #include "bpulint/embedded_rules.h"
-#include "bpulint/facts.h"
+#include "bpulint/fact_names.h"
 #include "bpulint/fix_catalog.h"
+#include "onnx_ops.h"
 #include "yaml_reader.h"
 
 namespace bpulint {
@@ -90,27 +90,6 @@ const std::set<std::string>& model_facts() {
   return names;
 }
 
-// Attribute names any version of `op` declares: what a rule may read besides
-// the reserved facts. Catches typos such as `kernal_shape` at load time.
-std::set<std::string> attribute_names(const std::string& op, const std::string& domain) {
-  // One pass over every schema version, once per process: rule files name
-  // hundreds of ops, and the registry walk is the expensive part of loading.
-  static const std::map<std::pair<std::string, std::string>, std::set<std::string>> by_op = [] {
-    std::map<std::pair<std::string, std::string>, std::set<std::string>> m;
-    for (const auto& schema : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
-      auto& names = m[{schema.Name(), schema.domain()}];
-      for (const auto& a : schema.attributes()) names.insert(a.first);
-    }
-    return m;
-  }();
-  auto it = by_op.find({op, domain});
-  return it == by_op.end() ? std::set<std::string>{} : it->second;
-}
-
-bool op_exists(const std::string& op, const std::string& domain) {
-  return onnx::OpSchemaRegistry::Schema(op, domain) != nullptr;
-}
-
 void check_identifiers(const FileReader& reader, const YAML::Node& node, const std::vector<std::string>& used,
                        const std::set<std::string>& allowed, const std::string& context) {
   for (const auto& id : used) {
@@ -177,8 +156,8 @@ Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
     allowed = reserved_node_facts();
     for (const auto& op : r.ops) {
       if (op == "*") continue;
-      if (!op_exists(op, r.domain)) reader.fail(node["ops"], "unknown op '" + op + "' in domain '" + r.domain + "'");
-      for (const auto& a : attribute_names(op, r.domain)) allowed.insert(a);
+      if (!onnx_op_exists(op, r.domain)) reader.fail(node["ops"], "unknown op '" + op + "' in domain '" + r.domain + "'");
+      for (const auto& a : onnx_attribute_names(op, r.domain)) allowed.insert(a);
     }
   }
 
@@ -246,13 +225,13 @@ void parse_op_classes(const FileReader& reader, const YAML::Node& list, std::map
     }
     if (entry["to"]) {
       placement.lowered_to = reader.scalar(entry["to"], "to");
-      if (!op_exists(placement.lowered_to, "")) reader.fail(entry["to"], "unknown op '" + placement.lowered_to + "'");
+      if (!onnx_op_exists(placement.lowered_to, "")) reader.fail(entry["to"], "unknown op '" + placement.lowered_to + "'");
     }
     placement.status = reader.status(entry["status"]);
     placement.source = reader.text(entry, "source", "op class");
     placement.note = reader.text(entry, "note", "op class");
     for (const auto& op : reader.string_list(entry["ops"], "ops")) {
-      if (!op_exists(op, "")) reader.fail(entry["ops"], "unknown op '" + op + "'");
+      if (!onnx_op_exists(op, "")) reader.fail(entry["ops"], "unknown op '" + op + "'");
       auto prev = where.find(op);
       if (prev != where.end()) {
         reader.fail(entry["ops"], "op '" + op + "' is already classified at " + prev->second.str());

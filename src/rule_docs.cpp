@@ -93,15 +93,9 @@ std::string rules_markdown(const Platform& p) {
   for (const Rule* r : rules) {
     out << "\n### " << r->id << "\n\n**" << r->name << "**: " << r->summary << "\n\n";
     if (!r->description.empty()) out << r->description << "\n\n";
-    out << "- applies to: " << applies_to(*r) << "\n";
-    if (!r->builtin) out << "- constraint: " << constraint(*r) << "\n";
-    out << "- severity: " << severity_name(r->severity) << " (" << r->effect << ")\n";
-    if (!r->cpu_node.empty()) out << "- on the CPU as: `" << r->cpu_node << "`\n";
-    out << "- status: " << status_name(r->status) << "\n- source: " << r->source << "\n";
-    if (!r->ref.empty()) out << "- reference row: " << r->ref << "\n";
-    for (const auto& f : r->fixes) {
-      const FixKind* k = find_fix_kind(f);
-      out << "- fix `" << f << "`: " << (k ? k->title : "") << " (" << (k ? k->safety : "") << ")\n";
+    const std::vector<std::string> on = r->builtin ? std::vector<std::string>{} : std::vector<std::string>{p.name};
+    for (const auto& field : rule_card(*r, on, /*defined_at=*/false)) {
+      out << "- " << field.label << ": " << (field.code ? "`" + field.value + "`" : field.value) << field.detail << "\n";
     }
   }
   if (!p.sibling_rules.empty()) {
@@ -173,22 +167,30 @@ std::string rules_json(const Platform& p) {
   return w.str() + "\n";
 }
 
-std::vector<RuleCardField> rule_card(const Rule& r, const std::vector<std::string>& platforms) {
+std::vector<RuleCardField> rule_card(const Rule& r, const std::vector<std::string>& platforms, bool defined_at) {
   std::vector<RuleCardField> card;
-  card.push_back({"platforms", platforms.empty() ? "all" : join(platforms)});
-  card.push_back({"applies to", r.scope == RuleScope::Model ? "the model" : "ops " + join(r.ops)});
-  if (r.when) card.push_back({"when", expr_text(*r.when)});
-  if (r.require) card.push_back({"require", expr_text(*r.require)});
-  card.push_back({"severity", std::string(severity_name(r.severity)) + " (" + r.effect + ")"});
-  if (!r.cpu_node.empty()) card.push_back({"on the CPU as", r.cpu_node});
-  card.push_back({"status", status_name(r.status)});
-  card.push_back({"source", r.source});
-  if (!r.ref.empty()) card.push_back({"reference", r.ref});
+  auto text = [&](const char* label, const std::string& value) { card.push_back({label, value, false, ""}); };
+  auto code = [&](const char* label, const std::string& value) { card.push_back({label, value, true, ""}); };
+  text("platforms", platforms.empty() ? "all" : join(platforms));
+  std::string applies = "the model";
+  if (r.scope != RuleScope::Model) {
+    applies = r.ops.size() == 1 && r.ops[0] == "*" ? "every node" : "ops " + join(r.ops);
+    if (!r.domain.empty()) applies += " (domain " + r.domain + ")";
+  }
+  text("applies to", applies);
+  if (r.when) code("when", expr_text(*r.when));
+  if (r.require) code("require", expr_text(*r.require));
+  text("severity", std::string(severity_name(r.severity)) + " (" + r.effect + ")");
+  if (!r.cpu_node.empty()) code("on the CPU as", r.cpu_node);
+  text("status", status_name(r.status));
+  text("source", r.source);
+  if (!r.ref.empty()) text("reference", r.ref);
   for (const auto& f : r.fixes) {
     const FixKind* k = find_fix_kind(f);
-    card.push_back({"fix", f + " - " + (k ? k->title : "") + " (" + (k ? k->safety : "") + ")"});
+    card.push_back({"fix", f, true,
+                    k ? std::string(" - ") + k->title + " (" + applicability_name(k->applicability) + ")" : ""});
   }
-  card.push_back({"defined at", r.defined_at.str()});
+  if (defined_at) text("defined at", r.defined_at.str());
   return card;
 }
 
@@ -198,7 +200,7 @@ std::string explain_text(const Rule& r, const std::vector<std::string>& platform
   if (!r.description.empty()) out << "  " << r.description << "\n\n";
   for (const auto& field : rule_card(r, platforms)) {
     const std::string label = field.label + ":";
-    out << "  " << label << std::string(label.size() < 12 ? 12 - label.size() : 1, ' ') << field.value << "\n";
+    out << "  " << label << std::string(label.size() < 12 ? 12 - label.size() : 1, ' ') << field.text() << "\n";
   }
   return out.str();
 }

@@ -117,6 +117,39 @@ TEST_CASE("baseline round trip: known findings pass, new ones fail, stale ones a
   CHECK(broken.err.find("empty.yaml:2:12: finding is missing required key") != std::string::npos);
 }
 
+TEST_CASE("a baseline keys an unnamed node by its outputs: adding an unrelated node changes no other key") {
+  TempDir dir;
+  const std::string head = "<ir_version: 8, opset_import: [\"\" : 17]>\n";
+  const std::string body = "  A = ConvTranspose <strides = [1, 2, 2]> (X, W)\n  Y = Relu (A)\n}\n";
+  const std::string model = save_model(
+      dir, "m.onnx", model_from_text(head + "g (float[1,4,3,3,3] X, float[4,2,5,2,2] W) => (float[] Y) {\n" + body));
+  const std::string baseline = dir.path("baseline.yaml");
+  CHECK(run_bpu_lint({model, "--isolated", "--write-baseline", baseline}).exit_code == 1);
+  const std::string written = read_file(baseline);
+  INFO(written);
+  CHECK(written.find("schema_version: 2") != std::string::npos);
+  CHECK(written.find("node: \"g/ConvTranspose:A\"") != std::string::npos);
+  // A node ahead of it renames its display name (ConvTranspose_0 -> ConvTranspose_1), not its key.
+  save_model(dir, "m.onnx",
+             model_from_text(head + "g (float[1,4,3,3,3] X, float[4,2,5,2,2] W) => (float[] Y, float[] Z) {\n"
+                                    "  Z = Relu (X)\n" + body));
+  const CommandResult after = run_bpu_lint({model, "--isolated", "--baseline", baseline});
+  INFO(after.out << after.err);
+  CHECK(after.exit_code == 0);
+  CHECK(after.out.find("ConvTranspose_1") == std::string::npos);
+  CHECK(after.out.find("stale baseline entry") == std::string::npos);
+  // Schema 1 baselines (display paths) are still read.
+  const std::string legacy = dir.path("legacy.yaml");
+  write_file(legacy,
+             "schema_version: 1\nfindings:\n  - {model: m.onnx, rule: BPU1101, node: g/ConvTranspose_1, op: "
+             "ConvTranspose, count: 1}\n");
+  const CommandResult old = run_bpu_lint({model, "--isolated", "--baseline", legacy});
+  INFO(old.out << old.err);
+  CHECK(old.exit_code == 0);
+  write_file(legacy, "schema_version: 3\nfindings: []\n");
+  CHECK(run_bpu_lint({model, "--isolated", "--baseline", legacy}).exit_code == 2);
+}
+
 TEST_CASE("extra rule files extend and override the database by id") {
   Project p("rules: [team_rules.yaml]\n");
   write_file(p.dir.path("team_rules.yaml"),

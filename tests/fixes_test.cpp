@@ -9,6 +9,7 @@
 #include "bpulint/fix_apply.h"
 #include "bpulint/fix_proof.h"
 #include "bpulint/fixes.h"
+#include "ct3d_model.h"
 #include "test_util.h"
 
 using namespace bpulint;
@@ -40,68 +41,28 @@ onnx::TensorProto random_weights(const std::string& name, const std::vector<int6
   return t;
 }
 
-void add_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-
 // X [batch, c_in, 2, 3, 3] -> ConvTranspose -> Y (+ Relu so the graph has more than one node).
 onnx::ModelProto layer_model(const Layer& l, const std::string& batch = "1") {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* x = g->add_input();
-  x->set_name("X");
-  auto* tt = x->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  auto* shape = tt->mutable_shape();
-  if (batch == "N") shape->add_dim()->set_dim_param("N");
-  else shape->add_dim()->set_dim_value(std::stoll(batch));
-  shape->add_dim()->set_dim_value(l.c_in);
-  for (int64_t d : l.spatial) shape->add_dim()->set_dim_value(d);
-  *g->add_initializer() = random_weights("W", {l.c_in, l.c_out / l.group, l.kernel[0], l.kernel[1], l.kernel[2]}, 1);
-  auto* n = g->add_node();
-  n->set_op_type("ConvTranspose");
-  n->set_name(l.name);
-  n->add_input("X");
-  n->add_input("W");
-  if (l.bias) {
-    *g->add_initializer() = random_weights("B", {l.c_out}, 2);
-    n->add_input("B");
-  }
-  n->add_output("Y");
-  add_ints(*n, "strides", l.strides);
-  add_ints(*n, "pads", l.pads);
-  add_ints(*n, "output_padding", l.output_padding);
-  add_ints(*n, "dilations", l.dilations);
-  auto* gr = n->add_attribute();
-  gr->set_name("group");
-  gr->set_type(onnx::AttributeProto::INT);
-  gr->set_i(l.group);
-  auto* r = g->add_node();
-  r->set_op_type("Relu");
-  r->set_name("relu");
-  r->add_input("Y");
-  r->add_output("Z");
-  g->add_output()->set_name("Z");
-  auto* zt = g->mutable_output(0)->mutable_type()->mutable_tensor_type();
-  zt->set_elem_type(onnx::TensorProto::FLOAT);
-  // The checker wants a shape on graph outputs: the ConvTranspose output size.
-  auto* zs = zt->mutable_shape();
-  if (batch == "N") zs->add_dim()->set_dim_param("N");
-  else zs->add_dim()->set_dim_value(std::stoll(batch));
-  zs->add_dim()->set_dim_value(l.c_out);
-  for (size_t a = 0; a < 3; ++a) {
-    zs->add_dim()->set_dim_value(l.strides[a] * (l.spatial[a] - 1) + l.output_padding[a] +
-                                 (l.kernel[a] - 1) * l.dilations[a] + 1 - l.pads[a] - l.pads[a + 3]);
-  }
-  return m;
+  models::Ct3dModel s;
+  s.batch = batch;
+  s.c_in = l.c_in;
+  s.c_out = l.c_out;
+  s.group = l.group;
+  s.spatial = l.spatial;
+  s.kernel = l.kernel;
+  s.name = l.name;
+  s.write_kernel_shape = false;  // taken from the weight
+  s.strides = l.strides;
+  s.pads = l.pads;
+  s.output_padding = l.output_padding;
+  s.dilations = l.dilations;
+  s.write_group = true;
+  s.bias = l.bias;
+  s.relu = "relu";
+  unsigned seed = 0;
+  return models::ct3d_model(s, [&](const std::string& name, const std::vector<int64_t>& dims) {
+    return random_weights(name, dims, ++seed);
+  });
 }
 
 ModelReport lint_proto(const TempDir& dir, const onnx::ModelProto& m, const std::string& name = "m.onnx") {
@@ -717,7 +678,7 @@ TEST_CASE("--pytorch-snippet writes a comment for each flagged layer it cannot r
   ct2->add_input("Z");
   ct2->add_input("W2");
   ct2->add_output("Z2");
-  add_ints(*ct2, "strides", {2, 2, 2});
+  models::add_ints(*ct2, "strides", {2, 2, 2});
   g->mutable_node(0)->set_name("/dec/dec.0/ConvTranspose");
   g->mutable_output(0)->set_name("Z2");
   auto* shape = g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();

@@ -22,6 +22,7 @@
 #include "bpulint/lint.h"
 #include "bpulint/model_loader.h"
 #include "bpulint/rule_db.h"
+#include "ct3d_model.h"
 #include "test_util.h"
 
 using namespace bpulint;
@@ -30,13 +31,6 @@ using namespace bpulint::test;
 namespace {
 
 constexpr int64_t kHuge = int64_t{1} << 40;
-
-void add_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
 
 void set_shape(onnx::ValueInfoProto& v, const std::vector<int64_t>& dims) {
   auto* tt = v.mutable_type()->mutable_tensor_type();
@@ -75,57 +69,24 @@ struct Ct3d {
 };
 
 onnx::ModelProto ct3d_model(const Ct3d& l) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
-  auto* g = m.mutable_graph();
-  g->set_name("g");
-  auto* x = g->add_input();
-  x->set_name("X");
-  set_shape(*x, l.x);
-  std::vector<int64_t> wd = l.weight_dims;
-  if (wd.empty()) wd = {l.c_in, l.c_out_per_group, l.kernel[0], l.kernel[1], l.kernel[2]};
-  if (l.weights_with_data) {
-    *g->add_initializer() = float_weights("W", wd);
-  } else {
-    auto* w = g->add_initializer();  // dims only: the shape facts read, no payload
-    w->set_name("W");
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : wd) w->add_dims(d);
-  }
-  auto* n = g->add_node();
-  n->set_op_type("ConvTranspose");
-  n->set_name(l.name);
-  n->add_input("X");
-  n->add_input("W");
-  n->add_output("Y");
-  add_ints(*n, "kernel_shape", l.kernel);
-  add_ints(*n, "strides", l.strides);
-  if (l.group != 1) {
-    auto* a = n->add_attribute();
-    a->set_name("group");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(l.group);
-  }
-  auto* y = g->add_output();
-  y->set_name("Y");
-  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  // The checker wants a shape on graph outputs: the ConvTranspose output size
-  // ((in - 1) * stride + kernel), or a named dim where that overflows.
-  auto* ys = y->mutable_type()->mutable_tensor_type()->mutable_shape();
-  ys->add_dim()->set_dim_value(l.x[0]);
-  ys->add_dim()->set_dim_value(l.c_out_per_group * l.group);
-  for (size_t a = 0; a < 3; ++a) {
-    int64_t out = 0;
-    if (__builtin_mul_overflow(l.x[2 + a] - 1, l.strides[a], &out) || __builtin_add_overflow(out, l.kernel[a], &out)) {
-      ys->add_dim()->set_dim_param("S" + std::to_string(a));
-    } else {
-      ys->add_dim()->set_dim_value(out);
-    }
-  }
-  return m;
+  models::Ct3dModel s;
+  s.batch = std::to_string(l.x[0]);
+  s.c_in = l.x[1];
+  s.spatial = {l.x[2], l.x[3], l.x[4]};
+  s.group = l.group;
+  s.c_out = l.c_out_per_group * l.group;
+  s.kernel = l.kernel;
+  s.strides = l.strides;
+  s.name = l.name;
+  s.weight_dims = l.weight_dims;
+  return models::ct3d_model(s, [&](const std::string& name, const std::vector<int64_t>& dims) {
+    if (l.weights_with_data) return float_weights(name, dims);
+    onnx::TensorProto w;  // dims only: the shape facts read, no payload
+    w.set_name(name);
+    w.set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) w.add_dims(d);
+    return w;
+  });
 }
 
 // Replaces W's payload by an external-data reference.
@@ -432,7 +393,7 @@ TEST_CASE("hostile: a 1 MB node name lints, renders and is fixed in bounded time
   const CommandResult c = run_bpu_lint({path, "--format", "json"});
   CHECK(c.exit_code == 1);
   std::string why;
-  CHECK(json_valid(c.out, &why));
+  CHECK(test::json_valid(c.out, &why));
   CHECK(c.out.find(l.name) != std::string::npos);
   CHECK(seconds_since(t0) < kBoundSeconds);
 }
@@ -451,7 +412,7 @@ TEST_CASE("hostile: non-UTF-8 node and graph names give valid JSON and SARIF wit
     CHECK(c.exit_code == 1);
     std::string why;
     INFO(why);
-    CHECK(json_valid(c.out, &why));
+    CHECK(test::json_valid(c.out, &why));
     CHECK(valid_utf8(c.out));
     CHECK(c.out.find("\\ufffd") != std::string::npos);
     CHECK(c.out.find("bad\\ufffd\\ufffd name") != std::string::npos);

@@ -3,6 +3,7 @@
 #include "bpulint/evaluate.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 #include <onnx/defs/parser.h>
 #include <sys/wait.h>
 
@@ -16,6 +17,16 @@
 #include <unistd.h>
 
 namespace bpulint::test {
+
+bool json_valid(const std::string& text, std::string* error) {
+  try {
+    const nlohmann::json parsed = nlohmann::json::parse(text);
+    return !parsed.is_discarded();
+  } catch (const nlohmann::json::exception& e) {
+    if (error != nullptr) *error = e.what();
+    return false;
+  }
+}
 
 namespace {
 

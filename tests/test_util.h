@@ -12,6 +12,10 @@
 
 namespace bpulint::test {
 
+// Whether `text` is one strict JSON document (UTF-8 strings, paired
+// surrogates), by nlohmann's parser; `error` gets its message when not.
+bool json_valid(const std::string& text, std::string* error = nullptr);
+
 // Parses ONNX text syntax (onnx/defs/parser.h); fails the test on a syntax error.
 onnx::ModelProto model_from_text(const std::string& text);
 

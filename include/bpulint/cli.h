@@ -2,11 +2,9 @@
 // 0 = no error-level findings, 1 = findings, 2 = usage/input/rule-file error.
 #pragma once
 
-namespace bpulint {
+#include "bpulint/exit_codes.h"
 
-constexpr int kExitClean = 0;     // no error-level findings
-constexpr int kExitFindings = 1;  // error-level findings
-constexpr int kExitError = 2;     // usage error, unreadable model, bad configuration or rule file
+namespace bpulint {
 
 int run_cli(int argc, char** argv);
 

@@ -72,7 +72,12 @@ std::string find_config(const std::string& model_path);
 // with file:line:col.
 bool load_config(const std::string& path, Config& config, std::string& error);
 
-// Findings known at baseline time, keyed by model, rule, node path and op type.
+// Findings known at baseline time, keyed by model, rule, node and op type.
+// The node is its graph path + its name, or op type and output names when
+// unnamed (torch_jit/Relu:47), so adding a node leaves the others' keys alone.
+// Schema 1 files keyed unnamed nodes by their index (torch_jit/Relu_3); they
+// are still read, and matched that way.
+constexpr int kBaselineSchema = 2;
 struct Baseline {
   struct Entry {
     std::string model, rule, node, op;
@@ -80,6 +85,7 @@ struct Baseline {
     size_t matched = 0;
   };
   std::string path;
+  int schema_version = kBaselineSchema;
   std::vector<Entry> entries;
 };
 
@@ -90,7 +96,9 @@ std::string baseline_text(const std::vector<const ModelReport*>& reports, const 
 // Applies the model's select/ignore and severity settings, folds unverified
 // checks into their root causes (fold_unverified; `show_unverified` keeps
 // them listed), then the configuration's waivers and the baseline, and
-// recomputes placement and summary from what remains. `baseline` may be null.
+// recomputes placement and summary from what remains, then plans the fixes of
+// the findings still shown (lint_model with FixPlanning::Later leaves that
+// here, so a run plans once). `baseline` may be null.
 // Waivers and baseline entries count their matches.
 void apply_config(ModelReport& report, const Platform& platform, Config& config, const ModelSettings& settings,
                   Baseline* baseline, bool show_unverified = false);

@@ -18,11 +18,6 @@
 
 namespace bpulint {
 
-namespace fix_id {
-constexpr const char* kConvTranspose2d = "convtranspose2d";
-constexpr const char* kConv3d1x1x1 = "conv3d-1x1x1";
-}  // namespace fix_id
-
 // Hands out names no other node, value or initializer of the model uses.
 class NameAllocator {
  public:
@@ -56,6 +51,23 @@ struct Rewrite {
 
 // Reads an initializer's bytes (raw little-endian layout), wherever they live.
 using TensorBytesReader = std::function<bool(const onnx::TensorProto&, std::string& bytes, std::string& error)>;
+
+// What a fix kind's rewrite (FixKind::rewrite) builds on: build_rewrite has
+// checked the layer and its weights and read the bias; the kind adds its
+// nodes and initializers to `out`, named from the node's label.
+struct RewriteBuilder {
+  const RewriteInputs& in;
+  NameAllocator& names;
+  const TensorBytesReader* reader;  // null: new initializers carry dims and type only
+  Rewrite& out;
+  std::string fix;                  // the kind's id, in the names of its new weights
+  std::string doc;                  // doc_string of every new node
+  std::string bias_raw;             // the bias bytes, when read
+  std::string node_name(const std::string& step);
+  std::string value_name(const std::string& step);
+  // A new INT64 initializer holding a Reshape target.
+  std::string shape_input(const std::string& step, const std::vector<int64_t>& dims);
+};
 
 // Builds the rewrite. With a null reader the new weight/bias initializers carry
 // dims and type only (enough for shape inference and rule checks).

@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/expr.h"
-#include "bpulint/rule_db.h"
+#include "bpulint/severity.h"
+#include "bpulint/trace.h"
 
 namespace bpulint {
+
+struct Rule;  // rule_db.h
 
 enum class Outcome { Fail, Unknown };
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bpulint/trace.h"
 #include "bpulint/value.h"
 
 namespace bpulint {
@@ -42,12 +43,7 @@ const std::string& expr_text(const Expr& expr);
 // function names), sorted and unique.
 std::vector<std::string> free_identifiers(const Expr& expr);
 
-// One fact reference seen during evaluation, e.g. {"kernel_shape[0]", 5}.
-struct TraceEntry {
-  std::string text;  // canonical, re-printed from the AST
-  Value value;
-};
-using Trace = std::vector<TraceEntry>;
+// One fact reference seen during evaluation, e.g. {"kernel_shape[0]", 5}: trace.h.
 
 // A root-level fact name, interned when an expression is parsed (rule load),
 // so a fact source can find its facts by a small integer, not by string.

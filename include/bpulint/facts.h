@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "bpulint/expr.h"
+#include "bpulint/fact_names.h"
+#include "bpulint/graph_walk.h"
 #include "bpulint/model_loader.h"
 #include "bpulint/value.h"
 
@@ -25,10 +27,6 @@ class OpSchema;
 }  // namespace onnx
 
 namespace bpulint {
-
-// Subgraph bodies are walked this deep and no deeper (If/Loop/Scan nesting).
-// The fix engine's walk over a model copy must visit the same nodes.
-constexpr int kMaxSubgraphDepth = 64;
 
 // The integer values of a small tensor that shape arithmetic computes (Shape,
 // Gather, Concat, Slice, Add, ...): a scalar or a short 1-D list whose
@@ -100,7 +98,7 @@ struct NodeFacts {
   std::string name;          // the node's name, possibly empty
   std::string display_name;  // name, or "<op_type>_<index>" when unnamed
   size_t index_in_graph = 0;
-  size_t walk_order = 0;     // pre-order position in the walk (== index in ModelFacts::nodes)
+  size_t walk_order = 0;     // position in walk_graph's order (== index in ModelFacts::nodes)
   size_t graph_id = 0;       // unique per graph walked; 0 = the main graph (display names may repeat)
   std::string op_type;
   std::string domain;        // "" for the default ONNX domain
@@ -110,8 +108,9 @@ struct NodeFacts {
   std::vector<TensorFacts> inputs;
   std::vector<TensorFacts> outputs;
 
-  // Stable identity for baselines and fingerprints: graph path + node, one
-  // '/' between them (torch names start with one: torch_jit/up1/ConvTranspose).
+  // Graph path + display name, one '/' between them (torch names start with
+  // one: torch_jit/up1/ConvTranspose): what waivers and fingerprints match.
+  // Baselines key unnamed nodes by their outputs instead (config.cpp).
   std::string path() const { return node_path(graph_path, display_name); }
   static std::string node_path(const std::string& graph, const std::string& node) {
     return graph + (!node.empty() && node[0] == '/' ? "" : "/") + node;
@@ -178,8 +177,7 @@ struct FactSelection {
 Value node_record(const NodeFacts& node, const std::string& op_class,
                   const FactSelection& select = FactSelection::all());
 
-// The root facts node_record always provides (everything else is an attribute).
-const std::set<std::string>& reserved_node_facts();
+// reserved_node_facts(): the root facts node_record always provides (fact_names.h).
 
 // The facts of node_record(node, op_class), each built only when an
 // expression first reads it and kept for the node's other rules: a node's

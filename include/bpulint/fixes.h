@@ -11,6 +11,7 @@
 #include "bpulint/conv_params.h"
 #include "bpulint/diagnostic.h"
 #include "bpulint/facts.h"
+#include "bpulint/fix_catalog.h"
 #include "bpulint/model_loader.h"
 #include "bpulint/rule_db.h"
 
@@ -30,7 +31,7 @@ struct FixCost {
 struct FixOption {
   std::string id;          // fix kind id (fix_catalog)
   std::string title;
-  std::string safety;      // "safe" = exact rewrite
+  Applicability applicability = Applicability::Unsafe;
   bool applicable = false;
   std::string why_not;     // when !applicable
   FixCost cost;
@@ -66,8 +67,8 @@ const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy
 // ignore and severity settings): false drops the rule.
 using RuleLevel = std::function<bool(const Rule& rule, Severity& level)>;
 
-// Plans fixes for every node with an error-level failure whose rule offers
-// fixes. Reads shapes and attributes only, never weight bytes. The verdict on
+// Plans fixes for every node with a shown error-level failure (not waived,
+// baselined or folded into a note) whose rule offers fixes. Reads shapes and attributes only, never weight bytes. The verdict on
 // each replacement uses `level` when given, so it matches the lint's own.
 std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<Diagnostic>& diagnostics,
                                     const Platform& platform, const RuleLevel& level = nullptr);

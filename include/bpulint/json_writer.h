@@ -1,5 +1,5 @@
-// A small streaming JSON writer (for --format json and sarif) and a strict
-// JSON checker (for tests and self-checks).
+// A small streaming JSON writer (for --format json and sarif). Tests read
+// what it writes with a real JSON library (nlohmann), never with code here.
 //
 // Output is deterministic: keys come out in the order they are written,
 // 2-space indentation, one member or item per line, "[]" / "{}" for empty
@@ -93,30 +93,5 @@ class JsonWriter {
   std::vector<Level> stack_;
   bool after_key_ = false;
 };
-
-// Strict RFC 8259 check of a whole document (one value, optional surrounding
-// whitespace), including UTF-8 validity of strings and valid \u escapes
-// (paired surrogates). Returns false with "offset N: problem".
-bool json_valid(std::string_view text, std::string* error = nullptr);
-
-// --- Shared by the machine renderers (render_json/sarif/github.cpp) ------
-
-struct Diagnostic;
-struct ModelReport;
-struct NodeFixPlan;
-class Value;
-struct TraceEntry;
-
-// A fact value: ints, floats, strings, bools, lists, records (keys sorted);
-// unknown -> null.
-void write_fact_value(JsonWriter& w, const Value& v);
-// {"kernel_shape[0]": 5, ...} in trace order.
-void write_facts(JsonWriter& w, const std::vector<TraceEntry>& trace);
-// [{"id", "title", "safety", "recommended", "applicable", "why_not"?, costs..., "new_violations"}];
-// [] when plan is null.
-void write_fix_options(JsonWriter& w, const NodeFixPlan* plan);
-// {"nodes", "bpu_nodes", ..., "baselined"} from ModelReport::summary (whose
-// errors/warnings/notes count the diagnostics neither waived nor baselined).
-void write_summary(JsonWriter& w, const ModelReport& report);
 
 }  // namespace bpulint

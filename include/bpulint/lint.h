@@ -1,4 +1,5 @@
-// One model through the pipeline: load -> facts -> evaluate -> placement -> fix plans.
+// One model through the pipeline: load -> facts -> evaluate -> placement -> fix
+// plans (or, with a configuration, apply_config's select/waive/baseline first).
 #pragma once
 
 #include <map>
@@ -32,7 +33,13 @@ struct ModelReport {
   const SourceLine* source_for(long node) const;
 };
 
-ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options);
+// Whether lint_model plans fixes itself. A run with a configuration defers it
+// (Later): apply_config plans once, on the findings that survive select,
+// waivers and the baseline, at the configured levels.
+enum class FixPlanning { Now, Later };
+
+ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options,
+                       FixPlanning planning = FixPlanning::Now);
 
 // Fills report.source_lines for every node with a finding that carries a
 // PyTorch stack trace. Reads node metadata only; the resolver's cache spans models.

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/fix_apply.h"
+#include "bpulint/fix_result.h"
 #include "bpulint/hb_config.h"
 #include "bpulint/lint.h"
 #include "bpulint/rule_db.h"

@@ -3,7 +3,7 @@
 
 #include <ostream>
 
-#include "bpulint/fix_apply.h"
+#include "bpulint/fix_result.h"
 #include "bpulint/lint.h"
 
 namespace bpulint {

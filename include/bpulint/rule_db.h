@@ -8,15 +8,12 @@
 #include <vector>
 
 #include "bpulint/expr.h"
+#include "bpulint/severity.h"
 
 namespace bpulint {
 
 // The platform used when neither the command line nor a configuration names one.
 constexpr const char* kDefaultPlatform = "j6p";
-
-enum class Severity { Note, Warning, Error };
-const char* severity_name(Severity s);
-bool parse_severity(const std::string& text, Severity* out);
 
 // How sure we are of a rule's numbers. "derived" = published for another chip.
 enum class Status { Verified, Derived, Inferred };

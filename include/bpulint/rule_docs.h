@@ -16,14 +16,22 @@ std::string rules_json(const Platform& platform);
 std::string docs_index_markdown(const RuleDatabase& db);
 std::string explain_text(const Rule& rule, const std::vector<std::string>& platforms);
 
-// A rule's card below its id, name, summary and description: what `explain`
-// prints and the HTML report shows, field by field ("when", "require",
-// "status", "source", ...), in order.
+// A rule's card below its id, name, summary and description, field by field
+// ("when", "require", "status", "source", ...), in order: the one formatter
+// behind `explain`, the HTML report, the SARIF rule help and the generated
+// docs. `code` marks a value that is code (an expression, a node or fix id),
+// shown as such where the format can; `detail` follows it as plain text.
 struct RuleCardField {
   std::string label;
   std::string value;
+  bool code = false;
+  std::string detail;
+  std::string text() const { return value + detail; }
 };
-std::vector<RuleCardField> rule_card(const Rule& rule, const std::vector<std::string>& platforms);
+// `defined_at`: the rule's file:line:col, for readers of the local files
+// (explain, the HTML report), not for committed or uploaded text.
+std::vector<RuleCardField> rule_card(const Rule& rule, const std::vector<std::string>& platforms,
+                                     bool defined_at = true);
 
 // Checks rule files as the loader does, plus what loading cannot see:
 // conditions that can never hold and constraints that can never fail.

@@ -1,0 +1,31 @@
+// The behaviour behind each row of the fix catalog, defined beside the code
+// it shares (the rewrites' checks, the snippet writer's templates). Only
+// fix_catalog.cpp puts them in the table; everyone else goes through it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bpulint/fix_catalog.h"
+
+namespace bpulint {
+
+// convtranspose3d_rewrite.cpp
+bool convtranspose2d_applies(const ConvTransposeParams& p, std::string& why_not);
+bool conv3d_1x1x1_applies(const ConvTransposeParams& p, std::string& why_not);
+void convtranspose2d_cost(const ConvTransposeParams& p, FixCost& cost);
+void conv3d_1x1x1_cost(const ConvTransposeParams& p, FixCost& cost);
+bool convtranspose2d_rewrite(RewriteBuilder& builder, std::string& error);
+bool conv3d_1x1x1_rewrite(RewriteBuilder& builder, std::string& error);
+
+// fix_proof.cpp
+LayoutTargets convtranspose2d_layout(const ConvTransposeParams& p, const std::vector<int64_t>& in,
+                                     const std::vector<int64_t>& out);
+LayoutTargets conv3d_1x1x1_layout(const ConvTransposeParams& p, const std::vector<int64_t>& in,
+                                  const std::vector<int64_t>& out);
+
+// pytorch_snippet.cpp
+extern const char* const kTorchConvTranspose2dSource;
+extern const char* const kTorchConv3d1x1x1Source;
+
+}  // namespace bpulint
