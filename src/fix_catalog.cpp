@@ -1,5 +1,6 @@
 #include "bpulint/fix_catalog.h"
 
+#include "bpulint/fix_ids.h"
 #include "fix_kinds.h"
 
 namespace bpulint {
@@ -13,11 +14,12 @@ const char* applicability_name(Applicability a) {
 }
 
 const std::vector<FixKind>& fix_catalog() {
+  static_assert(kFixIds.size() == 2, "a fix id without a row in the catalog, or a row without an id");
   static const std::vector<FixKind> kinds = {
-      {"convtranspose2d", "Rewrite as Transpose/Reshape + 2-D ConvTranspose + Reshape/Transpose", Applicability::Safe,
+      {kFixIds[0], "Rewrite as Transpose/Reshape + 2-D ConvTranspose + Reshape/Transpose", Applicability::Safe,
        convtranspose2d_applies, convtranspose2d_cost, convtranspose2d_rewrite, convtranspose2d_layout,
        "ConvTranspose3dAsConvTranspose2d", kTorchConvTranspose2dSource, false},
-      {"conv3d-1x1x1", "Rewrite as 1x1x1 Conv + Reshape/Transpose/Reshape", Applicability::Safe, conv3d_1x1x1_applies,
+      {kFixIds[1], "Rewrite as 1x1x1 Conv + Reshape/Transpose/Reshape", Applicability::Safe, conv3d_1x1x1_applies,
        conv3d_1x1x1_cost, conv3d_1x1x1_rewrite, conv3d_1x1x1_layout, "ConvTranspose3dAsConv3d1x1x1",
        kTorchConv3d1x1x1Source, true},
   };

@@ -12,7 +12,7 @@
 #include "bpulint/builtin_rules.h"
 #include "bpulint/embedded_rules.h"
 #include "bpulint/fact_names.h"
-#include "bpulint/fix_catalog.h"
+#include "bpulint/fix_ids.h"
 #include "onnx_ops.h"
 #include "yaml_reader.h"
 
@@ -179,7 +179,7 @@ Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
   r.facts_used.assign(used.begin(), used.end());
 
   for (const auto& fix : reader.string_list(node["fixes"], "fixes")) {
-    if (find_fix_kind(fix) == nullptr) reader.fail(node["fixes"], "unknown fix '" + fix + "'");
+    if (!is_fix_id(fix)) reader.fail(node["fixes"], "unknown fix '" + fix + "'");
     r.fixes.push_back(fix);
   }
   return r;

@@ -1,8 +1,8 @@
 // The fix kinds bpu-lint knows, in one explicit table: each row is a kind's
 // whole behaviour (whether it applies, what it costs, its ONNX rewrite, its
-// PyTorch module), so nothing chooses behaviour by comparing ids. Rules
-// reference fixes by these ids; the loader rejects any other id. Standard
-// types only: the rule loader reads this header.
+// PyTorch module), so nothing chooses behaviour by comparing ids. A row's id
+// is one of fix_ids.h, which is what rules may name (the rule loader sits
+// below this stage and reads only that list).
 #pragma once
 
 #include <cstdint>
