@@ -1,8 +1,8 @@
 // fuzz_compile_log: arbitrary bytes as an hb_mapper / hb_compile log
-// (src/compile_log.cpp), then, when a table was read, compared with a small
-// fixed model whose node names are those of the seed logs (src/compare.cpp)
+// (src/compare/compile_log.cpp), then, when a table was read, compared with a small
+// fixed model whose node names are those of the seed logs (src/compare/compare.cpp)
 // on bayes-e and j6e, rendered as text and JSON, with a rule stub per missed
-// node (src/rule_stub.cpp). Invariants:
+// node (src/compare/rule_stub.cpp). Invariants:
 //   - no crash, hang or leak;
 //   - a failure has a message of one line without control characters;
 //   - a success has rows, each with a non-empty node name, ON in {BPU, CPU,

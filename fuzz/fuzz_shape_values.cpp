@@ -1,4 +1,4 @@
-// fuzz_shape_values: the fact walk's shape arithmetic (src/shape_values.cpp)
+// fuzz_shape_values: the fact walk's shape arithmetic (src/engine/shape_values.cpp)
 // on graphs of shape ops built from the input: one or two graph inputs of
 // rank 1-5 whose dims are known, symbolic or unknown, then up to 32 nodes
 // drawn from the ops the walk propagates through or shapes from values
@@ -34,7 +34,7 @@
 #include "bpulint/evaluate.h"
 #include "bpulint/facts.h"
 #include "bpulint/guarded_inference.h"
-#include "../src/shape_values.h"
+#include "../src/engine/shape_values.h"
 #include "fuzz_util.h"
 
 using namespace bpulint;

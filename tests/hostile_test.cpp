@@ -244,8 +244,8 @@ TEST_CASE("hostile: random bytes, bare and behind a plausible ModelProto header"
 
 // Found by the bit-flip case above (one flipped tag dropped the node's output): a
 // ConvTranspose3d that breaks BPU1101 but has no output made plan_fixes read
-// node.outputs[0] of an empty vector (src/fixes.cpp:39, replacement_violations), and
-// build_rewrite reads in.node->output(0) (src/convtranspose3d_rewrite.cpp:236).
+// node.outputs[0] of an empty vector (src/fix/fixes.cpp:39, replacement_violations), and
+// build_rewrite reads in.node->output(0) (src/fix/convtranspose3d_rewrite.cpp:236).
 TEST_CASE("hostile: a ConvTranspose3d without outputs is refused as invalid, and the engine below copes") {
   TempDir dir;
   onnx::ModelProto m = ct3d_model({});
@@ -419,7 +419,7 @@ TEST_CASE("hostile: non-UTF-8 node and graph names give valid JSON and SARIF wit
   }
 }
 
-// Found by review of src/render_text.cpp: names are printed as they are, so a model can
+// Found by review of src/render/render_text.cpp: names are printed as they are, so a model can
 // write invalid UTF-8 and terminal control sequences (ESC ...) to the user's terminal or
 // CI log. JSON, SARIF and GitHub output already sanitise (json_writer.h sanitize_utf8).
 TEST_CASE("hostile: text output neutralises control characters and invalid UTF-8 in names") {
@@ -488,7 +488,7 @@ TEST_CASE("hostile: fix costs over huge dims are unknown, never wrapped") {
   }
 }
 
-// Found by review of src/convtranspose3d_rewrite.cpp out_size(): strides[1] * (in - 1)
+// Found by review of src/fix/convtranspose3d_rewrite.cpp out_size(): strides[1] * (in - 1)
 // is unchecked. 2^62 * 4 wraps to 0, so the H output size looked like 2 and the
 // convtranspose2d fix was planned as applicable with made-up costs. Under UBSan it
 // is a signed-overflow abort.
@@ -508,7 +508,7 @@ TEST_CASE("hostile: a stride whose output-size formula overflows makes the fix n
   }
 }
 
-// Found by review of src/fixes.cpp conv_transpose_params(): c_out = weight[1] * group is
+// Found by review of src/fix/fixes.cpp conv_transpose_params(): c_out = weight[1] * group is
 // unchecked. A weight declaring 2^62 output channels per group with group 4 wrapped c_out
 // to 0, and the fix was planned with 0 intermediate channels.
 TEST_CASE("hostile: weight dims times group that overflow int64 leave the layer unplannable") {
@@ -627,7 +627,7 @@ TEST_CASE("hostile: external data that is absolute or escapes the model folder i
   CHECK(c.out.find("escapes the model folder") != std::string::npos);
 }
 
-// Found by review of src/model_loader.cpp resolve_location(): the check is lexical, so a
+// Found by review of src/model/model_loader.cpp resolve_location(): the check is lexical, so a
 // symlink inside the model folder that points outside it is followed, and --fix copies the
 // target's bytes into the written model (ONNX >= 1.16 refuses such links for the same reason).
 TEST_CASE("hostile: an external-data symlink that leaves the model folder is refused") {

@@ -1,4 +1,4 @@
-// Shape arithmetic in the fact walk (src/shape_values.cpp): values through
+// Shape arithmetic in the fact walk (src/engine/shape_values.cpp): values through
 // Shape/Gather/Concat/... chains with symbolic dims, the shapes they give
 // Reshape/Expand/..., constant folding, runtime shape ops and root causes.
 #include <doctest/doctest.h>

@@ -14,7 +14,7 @@
 #include "bpulint/fact_names.h"
 #include "bpulint/fix_ids.h"
 #include "onnx_ops.h"
-#include "yaml_reader.h"
+#include "bpulint/yaml_reader.h"
 
 namespace bpulint {
 

@@ -16,7 +16,7 @@ Rule make(const char* id, const char* name, Severity severity, const char* effec
   r.status = Status::Verified;
   r.ops = {"*"};
   r.builtin = true;
-  r.defined_at = {"src/builtin_rules.cpp", 0, 0};
+  r.defined_at = {"src/rules/builtin_rules.cpp", 0, 0};
   return r;
 }
 

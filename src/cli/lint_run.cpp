@@ -1,4 +1,4 @@
-#include "bpulint/lint_run.h"
+#include "lint_run.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "bpulint/compare_run.h"
+#include "compare_run.h"
 
 #include <iostream>
 

@@ -10,10 +10,10 @@
 
 #include "bpulint/builtin_rules.h"
 #include "bpulint/config.h"
-#include "bpulint/compare_run.h"
+#include "compare_run.h"
 #include "bpulint/fix_catalog.h"
 #include "bpulint/hb_config.h"
-#include "bpulint/lint_run.h"
+#include "lint_run.h"
 #include "bpulint/output_file.h"
 #include "bpulint/rule_docs.h"
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "bpulint/facts.h"
-#include "yaml_reader.h"
+#include "bpulint/yaml_reader.h"
 
 namespace bpulint {
 namespace {

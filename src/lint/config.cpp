@@ -10,7 +10,7 @@
 #include "bpulint/evaluate.h"
 #include "bpulint/fixes.h"
 #include "bpulint/graph_walk.h"
-#include "yaml_reader.h"
+#include "bpulint/yaml_reader.h"
 
 namespace bpulint {
 namespace fs = std::filesystem;
