@@ -157,29 +157,57 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
     why_not = "the node has no weight input or no output";
     return false;
   }
-  const Value rec = node_record(node, "bpu");
-  const Value* auto_pad = rec.field("auto_pad");
+  // The node's own facts, read one by one: a full record per finding (every
+  // schema attribute, a Value tree per input) cost more than the checks.
+  static const std::string op_class = "bpu";
+  const NodeFactSource facts(node, op_class);
+  const auto fact = [&facts](const std::string& name) {
+    // Interned once per name, not per finding (interning takes a lock).
+    static const std::map<std::string, FactId> ids = [] {
+      std::map<std::string, FactId> m;
+      for (const char* f : {"auto_pad", "output_shape", "kernel_shape", "strides", "pads", "dilations",
+                            "output_padding", "group"}) {
+        m.emplace(f, intern_fact(f));
+      }
+      return m;
+    }();
+    return facts.fact(ids.at(name), name);
+  };
+  const Value* auto_pad = fact("auto_pad");
   if (auto_pad != nullptr && auto_pad->kind() == Value::Kind::String && auto_pad->as_string() != "NOTSET") {
     why_not = "auto_pad " + auto_pad->as_string() + " is not supported by the rewrites (explicit pads are)";
     return false;
   }
-  const Value* output_shape = rec.field("output_shape");
+  const Value* output_shape = fact("output_shape");
   if (output_shape != nullptr && !output_shape->is_unknown()) {
     why_not = "output_shape is set (its implicit pads are not supported by the rewrites)";
     return false;
   }
-  std::vector<int64_t> group;
-  if (!int_list(rec.field("kernel_shape"), p.kernel) || !int_list(rec.field("strides"), p.strides) ||
-      !int_list(rec.field("pads"), p.pads) || !int_list(rec.field("dilations"), p.dilations) ||
-      !int_list(rec.field("output_padding"), p.output_padding) || rec.field("group") == nullptr ||
-      rec.field("group")->kind() != Value::Kind::Int) {
+  const Value* group = nullptr;
+  if (!int_list(fact("kernel_shape"), p.kernel) || !int_list(fact("strides"), p.strides) ||
+      !int_list(fact("pads"), p.pads) || !int_list(fact("dilations"), p.dilations) ||
+      !int_list(fact("output_padding"), p.output_padding) || (group = fact("group")) == nullptr ||
+      group->kind() != Value::Kind::Int) {
     why_not = "its attributes or weight shape are not known";
     return false;
   }
-  p.group = rec.field("group")->as_int();
-  const auto& inputs = rec.field("input")->items();
+  p.group = group->as_int();
+  // The inputs' shapes straight from their types, as the record's `shape`
+  // would give them (an absent input has none).
+  const auto shape_of = [](const TensorFacts& t) -> const onnx::TensorShapeProto* {
+    if (t.name.empty() || t.type == nullptr || !t.type->has_tensor_type() || !t.type->tensor_type().has_shape()) {
+      return nullptr;
+    }
+    return &t.type->tensor_type().shape();
+  };
   std::vector<int64_t> weight;
-  if (inputs.size() < 2 || !int_list(inputs[1].field("shape"), weight) || weight.size() < 2) {
+  const onnx::TensorShapeProto* w = shape_of(node.inputs[1]);
+  bool weight_known = w != nullptr;
+  for (int i = 0; weight_known && i < w->dim_size(); ++i) {
+    weight_known = w->dim(i).has_dim_value();
+    if (weight_known) weight.push_back(w->dim(i).dim_value());
+  }
+  if (!weight_known || weight.size() < 2) {
     why_not = "the weight shape is not known";
     return false;
   }
@@ -188,13 +216,12 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
     why_not = "the weight shape or group is not valid";
     return false;
   }
-  p.has_bias = inputs.size() > 2 && inputs[2].field("present")->as_bool();
+  p.has_bias = node.inputs.size() > 2 && !node.inputs[2].name.empty();
   // Unknown input dims are recorded as -1: whether a rewrite applies is
   // decided on the attributes first, so the real blocker is named first.
   p.input_shape.clear();
-  const Value* x = inputs[0].field("shape");
-  if (x->kind() == Value::Kind::List) {
-    for (const Value& dim : x->items()) p.input_shape.push_back(dim.kind() == Value::Kind::Int ? dim.as_int() : -1);
+  if (const onnx::TensorShapeProto* x = shape_of(node.inputs[0])) {
+    for (const auto& dim : x->dim()) p.input_shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
   }
   return true;
 }
