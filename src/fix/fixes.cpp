@@ -1,8 +1,11 @@
 #include "bpulint/fixes.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
+
+#include <onnx/defs/schema.h>
 
 #include "bpulint/convtranspose3d_rewrite.h"
 #include "bpulint/evaluate.h"
@@ -148,6 +151,54 @@ const FixOption* NodeFixPlan::recommended() const {
   return nullptr;
 }
 
+namespace {
+
+// What the facts below resolve to, read straight from the node, when it sets
+// kernel_shape and every other attribute the rewrites read is either unset or
+// of its ONNX type (auto_pad only NOTSET, no output_shape): the ONNX defaults
+// (strides and dilations 1, pads and output_padding 0, group 1) need no Value
+// records. Exporters write ConvTranspose this way; false takes the general path.
+bool direct_attributes(const NodeFacts& node, ConvTransposeParams& p) {
+  using A = onnx::AttributeProto;
+  if (node.proto == nullptr || node.opset <= 0) return false;
+  const A *kernel = nullptr, *strides = nullptr, *pads = nullptr, *dilations = nullptr, *output_padding = nullptr,
+          *group = nullptr, *auto_pad = nullptr;
+  for (const A& a : node.proto->attribute()) {  // the last of a name wins, as in the facts
+    const std::string& name = a.name();
+    if (name == "kernel_shape") kernel = &a;
+    else if (name == "strides") strides = &a;
+    else if (name == "pads") pads = &a;
+    else if (name == "dilations") dilations = &a;
+    else if (name == "output_padding") output_padding = &a;
+    else if (name == "group") group = &a;
+    else if (name == "auto_pad") auto_pad = &a;
+    else if (name == "output_shape") return false;
+  }
+  if (kernel == nullptr || kernel->type() != A::INTS) return false;
+  for (const A* a : {strides, pads, dilations, output_padding}) {
+    if (a != nullptr && a->type() != A::INTS) return false;
+  }
+  if ((group != nullptr && group->type() != A::INT) ||
+      (auto_pad != nullptr && (auto_pad->type() != A::STRING || auto_pad->s() != "NOTSET"))) {
+    return false;
+  }
+  // Defaults come from the schema; without one the general path decides.
+  if (onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(node.opset), node.domain) == nullptr) return false;
+  const auto ints = [](const A* a, size_t n, int64_t fill) {
+    return a != nullptr ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>(n, fill);
+  };
+  const size_t rank = static_cast<size_t>(kernel->ints_size());
+  p.kernel = ints(kernel, rank, 0);
+  p.strides = ints(strides, rank, 1);
+  p.pads = ints(pads, 2 * rank, 0);
+  p.dilations = ints(dilations, rank, 1);
+  p.output_padding = ints(output_padding, rank, 0);
+  p.group = group != nullptr ? group->i() : 1;
+  return true;
+}
+
+}  // namespace
+
 bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::string& why_not) {
   if (node.op_type != "ConvTranspose" || !node.domain.empty()) {
     why_not = "not a ConvTranspose";
@@ -157,41 +208,43 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
     why_not = "the node has no weight input or no output";
     return false;
   }
-  // The node's own facts, read one by one: a full record per finding (every
-  // schema attribute, a Value tree per input) cost more than the checks.
-  static const std::string op_class = "bpu";
-  const NodeFactSource facts(node, op_class);
-  const auto fact = [&facts](const std::string& name) {
-    // Interned once per name, not per finding (interning takes a lock).
-    static const std::map<std::string, FactId> ids = [] {
-      std::map<std::string, FactId> m;
-      for (const char* f : {"auto_pad", "output_shape", "kernel_shape", "strides", "pads", "dilations",
-                            "output_padding", "group"}) {
-        m.emplace(f, intern_fact(f));
-      }
-      return m;
-    }();
-    return facts.fact(ids.at(name), name);
-  };
-  const Value* auto_pad = fact("auto_pad");
-  if (auto_pad != nullptr && auto_pad->kind() == Value::Kind::String && auto_pad->as_string() != "NOTSET") {
-    why_not = "auto_pad " + auto_pad->as_string() + " is not supported by the rewrites (explicit pads are)";
-    return false;
+  if (!direct_attributes(node, p)) {
+    // The node's own facts, read one by one: a full record per finding (every
+    // schema attribute, a Value tree per input) cost more than the checks.
+    static const std::string op_class = "bpu";
+    const NodeFactSource facts(node, op_class);
+    const auto fact = [&facts](const std::string& name) {
+      // Interned once per name, not per finding (interning takes a lock).
+      static const std::map<std::string, FactId> ids = [] {
+        std::map<std::string, FactId> m;
+        for (const char* f : {"auto_pad", "output_shape", "kernel_shape", "strides", "pads", "dilations",
+                              "output_padding", "group"}) {
+          m.emplace(f, intern_fact(f));
+        }
+        return m;
+      }();
+      return facts.fact(ids.at(name), name);
+    };
+    const Value* auto_pad = fact("auto_pad");
+    if (auto_pad != nullptr && auto_pad->kind() == Value::Kind::String && auto_pad->as_string() != "NOTSET") {
+      why_not = "auto_pad " + auto_pad->as_string() + " is not supported by the rewrites (explicit pads are)";
+      return false;
+    }
+    const Value* output_shape = fact("output_shape");
+    if (output_shape != nullptr && !output_shape->is_unknown()) {
+      why_not = "output_shape is set (its implicit pads are not supported by the rewrites)";
+      return false;
+    }
+    const Value* group = nullptr;
+    if (!int_list(fact("kernel_shape"), p.kernel) || !int_list(fact("strides"), p.strides) ||
+        !int_list(fact("pads"), p.pads) || !int_list(fact("dilations"), p.dilations) ||
+        !int_list(fact("output_padding"), p.output_padding) || (group = fact("group")) == nullptr ||
+        group->kind() != Value::Kind::Int) {
+      why_not = "its attributes or weight shape are not known";
+      return false;
+    }
+    p.group = group->as_int();
   }
-  const Value* output_shape = fact("output_shape");
-  if (output_shape != nullptr && !output_shape->is_unknown()) {
-    why_not = "output_shape is set (its implicit pads are not supported by the rewrites)";
-    return false;
-  }
-  const Value* group = nullptr;
-  if (!int_list(fact("kernel_shape"), p.kernel) || !int_list(fact("strides"), p.strides) ||
-      !int_list(fact("pads"), p.pads) || !int_list(fact("dilations"), p.dilations) ||
-      !int_list(fact("output_padding"), p.output_padding) || (group = fact("group")) == nullptr ||
-      group->kind() != Value::Kind::Int) {
-    why_not = "its attributes or weight shape are not known";
-    return false;
-  }
-  p.group = group->as_int();
   // The inputs' shapes straight from their types, as the record's `shape`
   // would give them (an absent input has none).
   const auto shape_of = [](const TensorFacts& t) -> const onnx::TensorShapeProto* {
@@ -229,13 +282,29 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
 // Identical layers (a decoder repeats its blocks) get the same verdict on
 // their replacement: key on everything the mini model is built from.
 std::string violation_key(const std::string& fix, const NodeFacts& n, const ConvTransposeParams& p) {
-  std::string key = fix + "|" + std::to_string(n.opset) + "|" + std::to_string(p.c_in) + "," +
-                    std::to_string(p.c_out) + "," + std::to_string(p.group) + "," + (p.has_bias ? "b" : "-");
+  // Built once per finding: appended in place, no temporary strings.
+  std::string key;
+  key.reserve(160);
+  const auto num = [&key](int64_t x, char sep) {
+    char buf[24];
+    key.append(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
+    key += sep;
+  };
+  key += fix;
+  key += '|';
+  num(n.opset, '|');
+  num(p.c_in, ',');
+  num(p.c_out, ',');
+  num(p.group, ',');
+  key += p.has_bias ? 'b' : '-';
   for (const auto* v : {&p.kernel, &p.strides, &p.pads, &p.dilations, &p.output_padding, &p.input_shape}) {
-    key += "|";
-    for (int64_t x : *v) key += std::to_string(x) + ",";
+    key += '|';
+    for (int64_t x : *v) num(x, ',');
   }
-  if (n.inputs[0].type != nullptr) key += "|" + n.inputs[0].type->SerializeAsString();
+  if (n.inputs[0].type != nullptr) {
+    key += '|';
+    n.inputs[0].type->AppendToString(&key);
+  }
   return key;
 }
 
