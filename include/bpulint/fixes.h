@@ -69,7 +69,7 @@ using RuleLevel = std::function<bool(const Rule& rule, Severity& level)>;
 
 // Plans fixes for every node with a shown error-level failure (not waived,
 // baselined or folded into a note) whose rule offers fixes. Reads shapes and attributes only, never weight bytes. The verdict on
-// each replacement uses `level` when given, so it matches the lint's own.
+// each replacement uses `level` when given, so it matches the lint's own. In node order.
 std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<Diagnostic>& diagnostics,
                                     const Platform& platform, const RuleLevel& level = nullptr);
 

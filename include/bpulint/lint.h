@@ -26,7 +26,7 @@ struct ModelReport {
   std::vector<Diagnostic> diagnostics;
   std::vector<Placement> placement;
   Summary summary;
-  std::vector<NodeFixPlan> fix_plans;   // for nodes whose failing rules offer fixes
+  std::vector<NodeFixPlan> fix_plans;   // for nodes whose failing rules offer fixes, in node order
   // The PyTorch source line of nodes with findings, when the exporter recorded one (locate_sources).
   std::map<long, SourceLine> source_lines;
   const NodeFixPlan* plan_for(long node) const;

@@ -1,8 +1,11 @@
 #include "bpulint/fixes.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
+
+#include <onnx/defs/schema.h>
 
 #include "bpulint/convtranspose3d_rewrite.h"
 #include "bpulint/evaluate.h"
@@ -148,6 +151,54 @@ const FixOption* NodeFixPlan::recommended() const {
   return nullptr;
 }
 
+namespace {
+
+// What the facts below resolve to, read straight from the node, when it sets
+// kernel_shape and every other attribute the rewrites read is either unset or
+// of its ONNX type (auto_pad only NOTSET, no output_shape): the ONNX defaults
+// (strides and dilations 1, pads and output_padding 0, group 1) need no Value
+// records. Exporters write ConvTranspose this way; false takes the general path.
+bool direct_attributes(const NodeFacts& node, ConvTransposeParams& p) {
+  using A = onnx::AttributeProto;
+  if (node.proto == nullptr || node.opset <= 0) return false;
+  const A *kernel = nullptr, *strides = nullptr, *pads = nullptr, *dilations = nullptr, *output_padding = nullptr,
+          *group = nullptr, *auto_pad = nullptr;
+  for (const A& a : node.proto->attribute()) {  // the last of a name wins, as in the facts
+    const std::string& name = a.name();
+    if (name == "kernel_shape") kernel = &a;
+    else if (name == "strides") strides = &a;
+    else if (name == "pads") pads = &a;
+    else if (name == "dilations") dilations = &a;
+    else if (name == "output_padding") output_padding = &a;
+    else if (name == "group") group = &a;
+    else if (name == "auto_pad") auto_pad = &a;
+    else if (name == "output_shape") return false;
+  }
+  if (kernel == nullptr || kernel->type() != A::INTS) return false;
+  for (const A* a : {strides, pads, dilations, output_padding}) {
+    if (a != nullptr && a->type() != A::INTS) return false;
+  }
+  if ((group != nullptr && group->type() != A::INT) ||
+      (auto_pad != nullptr && (auto_pad->type() != A::STRING || auto_pad->s() != "NOTSET"))) {
+    return false;
+  }
+  // Defaults come from the schema; without one the general path decides.
+  if (onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(node.opset), node.domain) == nullptr) return false;
+  const auto ints = [](const A* a, size_t n, int64_t fill) {
+    return a != nullptr ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>(n, fill);
+  };
+  const size_t rank = static_cast<size_t>(kernel->ints_size());
+  p.kernel = ints(kernel, rank, 0);
+  p.strides = ints(strides, rank, 1);
+  p.pads = ints(pads, 2 * rank, 0);
+  p.dilations = ints(dilations, rank, 1);
+  p.output_padding = ints(output_padding, rank, 0);
+  p.group = group != nullptr ? group->i() : 1;
+  return true;
+}
+
+}  // namespace
+
 bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::string& why_not) {
   if (node.op_type != "ConvTranspose" || !node.domain.empty()) {
     why_not = "not a ConvTranspose";
@@ -157,29 +208,59 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
     why_not = "the node has no weight input or no output";
     return false;
   }
-  const Value rec = node_record(node, "bpu");
-  const Value* auto_pad = rec.field("auto_pad");
-  if (auto_pad != nullptr && auto_pad->kind() == Value::Kind::String && auto_pad->as_string() != "NOTSET") {
-    why_not = "auto_pad " + auto_pad->as_string() + " is not supported by the rewrites (explicit pads are)";
-    return false;
+  if (!direct_attributes(node, p)) {
+    // The node's own facts, read one by one: a full record per finding (every
+    // schema attribute, a Value tree per input) cost more than the checks.
+    static const std::string op_class = "bpu";
+    const NodeFactSource facts(node, op_class);
+    const auto fact = [&facts](const std::string& name) {
+      // Interned once per name, not per finding (interning takes a lock).
+      static const std::map<std::string, FactId> ids = [] {
+        std::map<std::string, FactId> m;
+        for (const char* f : {"auto_pad", "output_shape", "kernel_shape", "strides", "pads", "dilations",
+                              "output_padding", "group"}) {
+          m.emplace(f, intern_fact(f));
+        }
+        return m;
+      }();
+      return facts.fact(ids.at(name), name);
+    };
+    const Value* auto_pad = fact("auto_pad");
+    if (auto_pad != nullptr && auto_pad->kind() == Value::Kind::String && auto_pad->as_string() != "NOTSET") {
+      why_not = "auto_pad " + auto_pad->as_string() + " is not supported by the rewrites (explicit pads are)";
+      return false;
+    }
+    const Value* output_shape = fact("output_shape");
+    if (output_shape != nullptr && !output_shape->is_unknown()) {
+      why_not = "output_shape is set (its implicit pads are not supported by the rewrites)";
+      return false;
+    }
+    const Value* group = nullptr;
+    if (!int_list(fact("kernel_shape"), p.kernel) || !int_list(fact("strides"), p.strides) ||
+        !int_list(fact("pads"), p.pads) || !int_list(fact("dilations"), p.dilations) ||
+        !int_list(fact("output_padding"), p.output_padding) || (group = fact("group")) == nullptr ||
+        group->kind() != Value::Kind::Int) {
+      why_not = "its attributes or weight shape are not known";
+      return false;
+    }
+    p.group = group->as_int();
   }
-  const Value* output_shape = rec.field("output_shape");
-  if (output_shape != nullptr && !output_shape->is_unknown()) {
-    why_not = "output_shape is set (its implicit pads are not supported by the rewrites)";
-    return false;
-  }
-  std::vector<int64_t> group;
-  if (!int_list(rec.field("kernel_shape"), p.kernel) || !int_list(rec.field("strides"), p.strides) ||
-      !int_list(rec.field("pads"), p.pads) || !int_list(rec.field("dilations"), p.dilations) ||
-      !int_list(rec.field("output_padding"), p.output_padding) || rec.field("group") == nullptr ||
-      rec.field("group")->kind() != Value::Kind::Int) {
-    why_not = "its attributes or weight shape are not known";
-    return false;
-  }
-  p.group = rec.field("group")->as_int();
-  const auto& inputs = rec.field("input")->items();
+  // The inputs' shapes straight from their types, as the record's `shape`
+  // would give them (an absent input has none).
+  const auto shape_of = [](const TensorFacts& t) -> const onnx::TensorShapeProto* {
+    if (t.name.empty() || t.type == nullptr || !t.type->has_tensor_type() || !t.type->tensor_type().has_shape()) {
+      return nullptr;
+    }
+    return &t.type->tensor_type().shape();
+  };
   std::vector<int64_t> weight;
-  if (inputs.size() < 2 || !int_list(inputs[1].field("shape"), weight) || weight.size() < 2) {
+  const onnx::TensorShapeProto* w = shape_of(node.inputs[1]);
+  bool weight_known = w != nullptr;
+  for (int i = 0; weight_known && i < w->dim_size(); ++i) {
+    weight_known = w->dim(i).has_dim_value();
+    if (weight_known) weight.push_back(w->dim(i).dim_value());
+  }
+  if (!weight_known || weight.size() < 2) {
     why_not = "the weight shape is not known";
     return false;
   }
@@ -188,13 +269,12 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
     why_not = "the weight shape or group is not valid";
     return false;
   }
-  p.has_bias = inputs.size() > 2 && inputs[2].field("present")->as_bool();
+  p.has_bias = node.inputs.size() > 2 && !node.inputs[2].name.empty();
   // Unknown input dims are recorded as -1: whether a rewrite applies is
   // decided on the attributes first, so the real blocker is named first.
   p.input_shape.clear();
-  const Value* x = inputs[0].field("shape");
-  if (x->kind() == Value::Kind::List) {
-    for (const Value& dim : x->items()) p.input_shape.push_back(dim.kind() == Value::Kind::Int ? dim.as_int() : -1);
+  if (const onnx::TensorShapeProto* x = shape_of(node.inputs[0])) {
+    for (const auto& dim : x->dim()) p.input_shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
   }
   return true;
 }
@@ -202,13 +282,29 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
 // Identical layers (a decoder repeats its blocks) get the same verdict on
 // their replacement: key on everything the mini model is built from.
 std::string violation_key(const std::string& fix, const NodeFacts& n, const ConvTransposeParams& p) {
-  std::string key = fix + "|" + std::to_string(n.opset) + "|" + std::to_string(p.c_in) + "," +
-                    std::to_string(p.c_out) + "," + std::to_string(p.group) + "," + (p.has_bias ? "b" : "-");
+  // Built once per finding: appended in place, no temporary strings.
+  std::string key;
+  key.reserve(160);
+  const auto num = [&key](int64_t x, char sep) {
+    char buf[24];
+    key.append(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
+    key += sep;
+  };
+  key += fix;
+  key += '|';
+  num(n.opset, '|');
+  num(p.c_in, ',');
+  num(p.c_out, ',');
+  num(p.group, ',');
+  key += p.has_bias ? 'b' : '-';
   for (const auto* v : {&p.kernel, &p.strides, &p.pads, &p.dilations, &p.output_padding, &p.input_shape}) {
-    key += "|";
-    for (int64_t x : *v) key += std::to_string(x) + ",";
+    key += '|';
+    for (int64_t x : *v) num(x, ',');
   }
-  if (n.inputs[0].type != nullptr) key += "|" + n.inputs[0].type->SerializeAsString();
+  if (n.inputs[0].type != nullptr) {
+    key += '|';
+    n.inputs[0].type->AppendToString(&key);
+  }
   return key;
 }
 

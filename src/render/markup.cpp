@@ -1,5 +1,6 @@
 #include "bpulint/markup.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
@@ -23,6 +24,10 @@ bool noncharacter(uint32_t cp) { return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 
 }  // namespace
 
 std::string printable_text(std::string_view bytes) {
+  // Almost every name is plain ASCII: nothing to replace, one copy.
+  if (std::all_of(bytes.begin(), bytes.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
+    return std::string(bytes);
+  }
   const std::string clean = sanitize_utf8(bytes);
   std::string out;
   out.reserve(clean.size());

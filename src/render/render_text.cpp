@@ -2,6 +2,7 @@
 
 #include "bpulint/json_writer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -27,6 +28,8 @@ struct Palette {
 // Names come from the model file: invalid UTF-8 and control characters (an
 // ESC sequence in a node name) must not reach the terminal or the CI log.
 std::string printable(const std::string& text) {
+  // Almost every name is plain ASCII: nothing to replace, one copy.
+  if (std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) return text;
   std::string out;
   for (unsigned char c : sanitize_utf8(text)) {
     if (c < 0x20 || c == 0x7f) {
