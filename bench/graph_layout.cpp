@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Config config;  // what the command line does without a configuration file
-  apply_config(report, platform, config, nullptr);
+  apply_config(report, platform, config, config.settings_for(argv[1]), nullptr);
 
   auto t = std::chrono::steady_clock::now();
   const ReportGraph graph = build_report_graph(report, {}, options);
