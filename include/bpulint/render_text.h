@@ -1,6 +1,7 @@
 // Human output: compiler-style diagnostics and a per-model summary.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 
 #include "bpulint/fix_result.h"
@@ -25,5 +26,10 @@ void render_fix_run(std::ostream& out, const ModelReport& report, const FixRun& 
 
 // "intermediate channels 320, 5.6 MiB intermediate, 94.4M MACs, moves 2.6M elements"
 std::string cost_text(const FixCost& cost);
+
+// 1234567 -> "1.2M", 1536 -> "1.5 KiB"; "?" when negative (unknown). Fix costs
+// are for comparing options, not for accounting; the HTML report uses them too.
+std::string human(int64_t v);
+std::string human_bytes(int64_t v);
 
 }  // namespace bpulint

@@ -3,26 +3,12 @@
 #include <cstdio>
 
 #include "bpulint/json_writer.h"
+#include "bpulint/markup.h"
 #include "bpulint/rule_stub.h"
 
 namespace bpulint {
 namespace {
 
-// Names come from the model and the log: no control characters or invalid
-// UTF-8 may reach the terminal.
-std::string printable(const std::string& text) {
-  std::string out;
-  for (unsigned char c : sanitize_utf8(text)) {
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
 
 const NodeFacts& node_of(const CompareView& v, const NodeComparison& n) {
   return v.report->facts.nodes[static_cast<size_t>(n.node)];
@@ -55,10 +41,10 @@ std::string compiler_text(const CompareView& v, const NodeComparison& n) {
 
 void node_heading(std::ostream& out, const CompareView& v, const char* verdict, const NodeComparison& n) {
   const NodeFacts& f = node_of(v, n);
-  out << verdict << ": " << printable(f.name) << " (" << printable(f.op_type) << "): predicted "
+  out << verdict << ": " << printable_text(f.name) << " (" << printable_text(f.op_type) << "): predicted "
       << placement_name(n.predicted) << " on " << v.platform->name << ", the compiler "
-      << printable(compiler_text(v, n)) << "\n";
-  for (const NodeReason* r : n.reasons) out << "    reason (line " << r->line << "): " << printable(r->text) << "\n";
+      << printable_text(compiler_text(v, n)) << "\n";
+  for (const NodeReason* r : n.reasons) out << "    reason (line " << r->line << "): " << printable_text(r->text) << "\n";
 }
 
 void write_reason(JsonWriter& w, const NodeComparison& n) {
@@ -99,13 +85,13 @@ void render_compare_text(std::ostream& out, const CompareView& v) {
   const CompileLog& log = *v.compile_log;
   const Comparison& c = *v.comparison;
   const std::string versions = versions_text(log);
-  out << "bpu-lint compare: " << printable(v.model) << " against " << printable(v.log) << "\n"
+  out << "bpu-lint compare: " << printable_text(v.model) << " against " << printable_text(v.log) << "\n"
       << "  log: " << log_format_name(log.format) << " placement table at line " << log.table_line;
-  if (!versions.empty()) out << " (" << printable(versions) << ")";
-  out << ", march " << (log.marches.empty() ? "not printed" : printable(log.marches.front())) << "; predictions for "
+  if (!versions.empty()) out << " (" << printable_text(versions) << ")";
+  out << ", march " << (log.marches.empty() ? "not printed" : printable_text(log.marches.front())) << "; predictions for "
       << v.platform->name << " (march " << v.platform->march << ")\n";
   if (!log.marches.empty() && log.marches.front() != v.platform->march) {
-    out << "  note: the log is for march " << printable(log.marches.front()) << ", the predictions for "
+    out << "  note: the log is for march " << printable_text(log.marches.front()) << ", the predictions for "
         << v.platform->march << " (--platform)\n";
   }
   if (log.tables > 1) out << "  note: the log holds " << log.tables << " placement tables; the last one is compared\n";
@@ -124,7 +110,7 @@ void render_compare_text(std::ostream& out, const CompareView& v) {
     for (size_t at = 0; at < stub.size();) {
       size_t end = stub.find('\n', at);
       if (end == std::string::npos) end = stub.size();
-      out << "      " << printable(stub.substr(at, end - at)) << "\n";
+      out << "      " << printable_text(stub.substr(at, end - at)) << "\n";
       at = end + 1;
     }
   }
@@ -134,24 +120,24 @@ void render_compare_text(std::ostream& out, const CompareView& v) {
     if (n.predicted == Placement::NoCompile) {
       out << "    the model compiled: a compile_error rule that fails on this node is wrong for this toolchain\n";
     }
-    if (n.placed_by.empty()) out << "    class to fix: " << printable(class_origin(*v.platform, f)) << "\n";
+    if (n.placed_by.empty()) out << "    class to fix: " << printable_text(class_origin(*v.platform, f)) << "\n";
     for (const Diagnostic* d : n.placed_by) {
-      out << "    rule to fix: " << d->rule->id << " " << d->rule->name << " (" << printable(d->rule->defined_at.str())
-          << "): " << printable(d->message) << "\n";
+      out << "    rule to fix: " << d->rule->id << " " << d->rule->name << " (" << printable_text(d->rule->defined_at.str())
+          << "): " << printable_text(d->message) << "\n";
     }
   }
   for (const auto& n : c.unknown) {
     node_heading(out, v, "unknown", n);
-    out << "    bpu-lint cannot place " << printable(node_of(v, n).op_type) << " on " << v.platform->name
+    out << "    bpu-lint cannot place " << printable_text(node_of(v, n).op_type) << " on " << v.platform->name
         << (n.predicted == Placement::RuntimeShape ? " (shape arithmetic on a dynamic dim: pin the input with --input-shape)"
                                                    : ": classify the op in a rule file (ops: - class: ...)")
         << "\n";
   }
-  for (const auto& name : c.unmatched_rows) out << "unmatched row: " << printable(name) << " (no node of that name in the model)\n";
+  for (const auto& name : c.unmatched_rows) out << "unmatched row: " << printable_text(name) << " (no node of that name in the model)\n";
   if (c.matched == 0) {
     out << "note: no row names a node of this model; is the log from a compile of this very export (same node names)?\n";
   }
-  out << printable(v.model) << ": " << c.matched << " matched nodes: " << c.agree.size() << " agree, " << c.missed.size()
+  out << printable_text(v.model) << ": " << c.matched << " matched nodes: " << c.agree.size() << " agree, " << c.missed.size()
       << " missed, " << c.wrong.size() << " wrong, " << c.unknown.size() << " unknown; " << c.unmatched_rows.size()
       << " unmatched rows\n";
 }

@@ -9,6 +9,7 @@
 #include "bpulint/json_writer.h"
 #include "bpulint/markup.h"
 #include "bpulint/render_graph.h"
+#include "bpulint/render_text.h"
 #include "bpulint/report_graph.h"
 #include "bpulint/rule_docs.h"
 
@@ -30,25 +31,6 @@ std::string num(size_t v) {
 }
 
 std::string plural(size_t n, const char* one, const char* many) { return num(n) + " " + (n == 1 ? one : many); }
-
-// 1234567 -> "1.2M": fix costs are for comparing options.
-std::string approx(int64_t v) {
-  if (v < 0) return "?";
-  char buf[32];
-  if (v >= 1000000000) std::snprintf(buf, sizeof buf, "%.1fG", static_cast<double>(v) / 1e9);
-  else if (v >= 1000000) std::snprintf(buf, sizeof buf, "%.1fM", static_cast<double>(v) / 1e6);
-  else if (v >= 10000) std::snprintf(buf, sizeof buf, "%.1fk", static_cast<double>(v) / 1e3);
-  else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  return buf;
-}
-
-std::string approx_bytes(int64_t v) {
-  if (v < 0) return "?";
-  char buf[32];
-  if (v >= (1 << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(v) / (1 << 20));
-  else std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(v) / 1024);
-  return buf;
-}
 
 std::string css_class(Placement p) {
   std::string s = placement_name(p);
@@ -631,10 +613,10 @@ class HtmlReport {
           out_ += "<td colspan=\"5\">" + esc(o.why_not) + "</td></tr>\n";
           continue;
         }
-        out_ += "<td class=\"num\">" + approx(o.cost.intermediate_channels) + "</td><td class=\"num\">" +
-                approx(o.cost.intermediate_elements) + " (" + approx_bytes(o.cost.intermediate_bytes) +
-                ")</td><td class=\"num\">" + approx(o.cost.macs) + "</td><td class=\"num\">" +
-                approx(o.cost.moved_elements) + "</td><td class=\"num\">" + std::to_string(o.cost.new_nodes);
+        out_ += "<td class=\"num\">" + human(o.cost.intermediate_channels) + "</td><td class=\"num\">" +
+                human(o.cost.intermediate_elements) + " (" + human_bytes(o.cost.intermediate_bytes) +
+                ")</td><td class=\"num\">" + human(o.cost.macs) + "</td><td class=\"num\">" +
+                human(o.cost.moved_elements) + "</td><td class=\"num\">" + std::to_string(o.cost.new_nodes);
         for (const auto& v : o.new_violations) out_ += "<br><span class=\"op\">would break " + esc(v) + "</span>";
         out_ += "</td></tr>\n";
       }

@@ -1,8 +1,8 @@
 #include "bpulint/render_text.h"
 
 #include "bpulint/json_writer.h"
+#include "bpulint/markup.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -25,28 +25,11 @@ struct Palette {
   }
 };
 
-// Names come from the model file: invalid UTF-8 and control characters (an
-// ESC sequence in a node name) must not reach the terminal or the CI log.
-std::string printable(const std::string& text) {
-  // Almost every name is plain ASCII: nothing to replace, one copy.
-  if (std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) return text;
-  std::string out;
-  for (unsigned char c : sanitize_utf8(text)) {
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
 
 std::string where(const ModelReport& r, const Diagnostic& d) {
-  if (d.node < 0) return printable(r.path);
+  if (d.node < 0) return printable_text(r.path);
   const auto& n = r.facts.nodes[static_cast<size_t>(d.node)];
-  return printable(r.path + ": " + n.op_type + " '" + n.display_name + "'");
+  return printable_text(r.path + ": " + n.op_type + " '" + n.display_name + "'");
 }
 
 std::string facts_text(const Trace& trace) {
@@ -55,7 +38,23 @@ std::string facts_text(const Trace& trace) {
   return out;
 }
 
-// 1234567 -> "1.2M": costs are for comparing fixes, not for accounting.
+void render_plan(std::ostream& out, const NodeFixPlan& plan, const Palette& p) {
+  out << "    fixes (bpu-lint --fix):\n";
+  for (const auto& o : plan.options) {
+    out << "      " << (o.recommended ? p.paint("* " + o.id, "1;32") : "- " + o.id);
+    if (!o.applicable) {
+      out << ": not applicable: " << o.why_not << "\n";
+      continue;
+    }
+    out << " (" << (o.recommended ? "recommended, " : "") << applicability_name(o.applicability) << "): " << cost_text(o.cost) << "\n";
+    for (const auto& v : o.new_violations) out << "        its nodes would break " << v << "\n";
+  }
+  const std::string blocked = plan.fix_blocked();
+  if (!blocked.empty()) out << "      --fix leaves this node as it is: " << printable_text(blocked) << "\n";
+}
+
+}  // namespace
+
 std::string human(int64_t v) {
   if (v < 0) return "?";
   char buf[32];
@@ -73,23 +72,6 @@ std::string human_bytes(int64_t v) {
   else std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(v) / 1024);
   return buf;
 }
-
-void render_plan(std::ostream& out, const NodeFixPlan& plan, const Palette& p) {
-  out << "    fixes (bpu-lint --fix):\n";
-  for (const auto& o : plan.options) {
-    out << "      " << (o.recommended ? p.paint("* " + o.id, "1;32") : "- " + o.id);
-    if (!o.applicable) {
-      out << ": not applicable: " << o.why_not << "\n";
-      continue;
-    }
-    out << " (" << (o.recommended ? "recommended, " : "") << applicability_name(o.applicability) << "): " << cost_text(o.cost) << "\n";
-    for (const auto& v : o.new_violations) out << "        its nodes would break " << v << "\n";
-  }
-  const std::string blocked = plan.fix_blocked();
-  if (!blocked.empty()) out << "      --fix leaves this node as it is: " << printable(blocked) << "\n";
-}
-
-}  // namespace
 
 std::string cost_text(const FixCost& c) {
   return "intermediate channels " + human(c.intermediate_channels) + ", intermediate tensor " +
@@ -151,25 +133,25 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
     if (options.concise) {
       std::string loc = r.path;
       if (d.node >= 0) loc += ":" + r.facts.nodes[static_cast<size_t>(d.node)].path();
-      out << printable(loc) << ": " << p.severity(d.severity) << ": " << printable(d.message) << " [" << d.rule->id << "]"
-          << printable(hidden) << "\n";
+      out << printable_text(loc) << ": " << p.severity(d.severity) << ": " << printable_text(d.message) << " [" << d.rule->id << "]"
+          << printable_text(hidden) << "\n";
       continue;
     }
-    out << p.paint(where(r, d), "1") << ": " << p.severity(d.severity) << ": " << printable(d.message) << " "
-        << p.paint("[" + d.rule->id + "]", "2") << printable(hidden) << "\n";
+    out << p.paint(where(r, d), "1") << ": " << p.severity(d.severity) << ": " << printable_text(d.message) << " "
+        << p.paint("[" + d.rule->id + "]", "2") << printable_text(hidden) << "\n";
     if (d.node >= 0) {
       const auto& n = r.facts.nodes[static_cast<size_t>(d.node)];
-      out << "    node #" << n.index_in_graph << " of graph " << printable(n.graph_path) << ", opset " << n.opset << "\n";
+      out << "    node #" << n.index_in_graph << " of graph " << printable_text(n.graph_path) << ", opset " << n.opset << "\n";
       if (const SourceLine* s = r.source_for(d.node)) {
         const bool found = !s->path.empty();
-        out << "    built at " << printable(found ? s->path : s->trace_file) << ":" << s->line
-            << (s->function.empty() ? "" : " in " + printable(s->function));
+        out << "    built at " << printable_text(found ? s->path : s->trace_file) << ":" << s->line
+            << (s->function.empty() ? "" : " in " + printable_text(s->function));
         if (!found) out << " (not found under --source-root)";
-        else if (!s->code.empty()) out << ": " << printable(s->code);
+        else if (!s->code.empty()) out << ": " << printable_text(s->code);
         out << "\n";
       }
     }
-    if (!d.facts.empty()) out << "    facts: " << printable(facts_text(d.facts)) << "\n";
+    if (!d.facts.empty()) out << "    facts: " << printable_text(facts_text(d.facts)) << "\n";
     if (d.outcome == Outcome::Fail && !d.rule->builtin) {
       out << "    rule " << d.rule->name << " (" << status_name(d.rule->status) << ", " << platform.name << ")";
       if (d.rule->effect == "cpu_fallback" && d.severity == Severity::Error) {
