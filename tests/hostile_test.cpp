@@ -425,7 +425,8 @@ TEST_CASE("hostile: non-UTF-8 node and graph names give valid JSON and SARIF wit
 TEST_CASE("hostile: text output neutralises control characters and invalid UTF-8 in names") {
   TempDir dir;
   Ct3d l;
-  static const char kName[] = "evil\x1b]0;pwned\x07\x1b[2J\xff\xfename";
+  // \xc2\x9b is U+009B, the one-character CSI that some terminals honour like ESC [.
+  static const char kName[] = "evil\x1b]0;pwned\x07\x1b[2J\xff\xfe\xc2\x9b" "2Jname";
   l.name = std::string(kName, sizeof kName - 1);
   const std::string path = save_model(dir, "esc.onnx", ct3d_model(l));
   for (const std::string format : {"text", "concise"}) {
@@ -435,6 +436,8 @@ TEST_CASE("hostile: text output neutralises control characters and invalid UTF-8
     CHECK(t.out.find("name") != std::string::npos);
     CHECK(t.out.find('\x1b') == std::string::npos);
     CHECK(t.out.find('\x07') == std::string::npos);
+    CHECK(t.out.find("\xc2\x9b") == std::string::npos);
+    CHECK(t.out.find("\\x9b2Jname") != std::string::npos);
     CHECK(valid_utf8(t.out));
   }
 }
