@@ -11,6 +11,7 @@
 #include <string>
 
 #include "bpulint/source_location.h"
+#include "ct3d_model.h"
 #include "fuzz_util.h"
 
 using namespace bpulint;
@@ -18,20 +19,6 @@ using namespace bpulint;
 namespace {
 
 bool one_line(const std::string& s) { return s.find('\n') == std::string::npos; }
-
-// metadata_props {key: value} appended on the wire, as ONNX 1.16+ writes it.
-std::string with_trace(const std::string& value) {
-  onnx::StringStringEntryProto entry;
-  entry.set_key(kTorchStackTraceKey);
-  entry.set_value(value);
-  const std::string bytes = entry.SerializeAsString();
-  std::string wire = "\x4a";
-  for (size_t n = bytes.size();; n >>= 7) {
-    wire += static_cast<char>((n & 0x7F) | (n > 0x7F ? 0x80 : 0));
-    if (n <= 0x7F) break;
-  }
-  return wire + bytes;
-}
 
 }  // namespace
 
@@ -47,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // An empty folder as the root: nothing resolves, the fallback frame is one of the trace's.
   SourceResolver resolver(fuzz::temp_dir());
   onnx::NodeProto node;
-  FUZZ_CHECK(node.ParseFromString(with_trace(text)), "a stamped node does not parse");
+  FUZZ_CHECK(models::add_metadata_prop(node, kTorchStackTraceKey, text), "a stamped node does not parse");
   const auto meta = node_metadata(node);
   FUZZ_CHECK(meta.size() == 1 && meta[0].second == text, "the stamped trace does not read back");
   SourceLine line;

@@ -125,4 +125,22 @@ inline onnx::ModelProto ct3d_model(const Ct3dModel& s, const TensorMaker& tensor
   return m;
 }
 
+// Appends metadata_props {key: value} (NodeProto field 9) to a node on the
+// wire, as ONNX 1.16+ writes it: the ONNX 1.12 this builds against has no
+// such field and keeps it as an unknown field, as it does when loading a
+// newer exporter's model (PyTorch stack traces, source_location.h).
+inline bool add_metadata_prop(onnx::NodeProto& node, const std::string& key, const std::string& value) {
+  onnx::StringStringEntryProto entry;
+  entry.set_key(key);
+  entry.set_value(value);
+  const std::string bytes = entry.SerializeAsString();
+  std::string wire = node.SerializeAsString();
+  wire += '\x4a';  // field 9, length-delimited
+  for (size_t n = bytes.size();; n >>= 7) {
+    wire += static_cast<char>((n & 0x7F) | (n > 0x7F ? 0x80 : 0));
+    if (n <= 0x7F) break;
+  }
+  return node.ParseFromString(wire + bytes);
+}
+
 }  // namespace bpulint::models

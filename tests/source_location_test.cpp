@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bpulint/source_location.h"
+#include "ct3d_model.h"
 #include "test_util.h"
 
 using nlohmann::json;
@@ -30,20 +31,8 @@ std::string file_line(const std::string& path, long n) {
   return b == std::string::npos ? "" : line.substr(b);
 }
 
-// Appends metadata_props {key: value} (field 9) on the wire, as a newer ONNX writes it.
 void add_metadata(onnx::NodeProto& node, const std::string& key, const std::string& value) {
-  onnx::StringStringEntryProto entry;
-  entry.set_key(key);
-  entry.set_value(value);
-  const std::string bytes = entry.SerializeAsString();
-  std::string wire = node.SerializeAsString();
-  wire += '\x4a';
-  for (size_t n = bytes.size();; n >>= 7) {
-    wire += static_cast<char>((n & 0x7F) | (n > 0x7F ? 0x80 : 0));
-    if (n <= 0x7F) break;
-  }
-  wire += bytes;
-  REQUIRE(node.ParseFromString(wire));
+  REQUIRE(models::add_metadata_prop(node, key, value));
 }
 
 onnx::ModelProto traced_model() {
