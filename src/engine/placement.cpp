@@ -1,4 +1,5 @@
 #include "bpulint/placement.h"
+#include "bpulint/disjoint_sets.h"
 
 #include <algorithm>
 #include <functional>
@@ -51,19 +52,6 @@ std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& plat
   return out;
 }
 
-namespace {
-
-struct DisjointSets {
-  std::vector<size_t> parent;
-  explicit DisjointSets(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-  size_t find(size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void unite(size_t a, size_t b) { parent[find(a)] = find(b); }
-};
-
-}  // namespace
 
 std::vector<long> cpu_islands(const ModelFacts& facts, const std::vector<Placement>& placement) {
   std::vector<long> island(facts.nodes.size(), -1);

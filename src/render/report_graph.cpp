@@ -1,4 +1,5 @@
 #include "bpulint/report_graph.h"
+#include "bpulint/disjoint_sets.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -159,16 +160,6 @@ Flow data_flow(const ModelReport& r) {
   f.adj_start.pop_back();
   return f;
 }
-
-struct DisjointSets {
-  std::vector<size_t> parent;
-  explicit DisjointSets(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-  size_t find(size_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-  void unite(size_t a, size_t b) { parent[find(a)] = find(b); }
-};
 
 // Per node: its first listed finding, the worst level, the rule ids.
 struct Findings {
