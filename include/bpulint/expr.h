@@ -59,6 +59,20 @@ class FactSource {
   // The fact, or nullptr when there is none. `name` is the interned `id`'s
   // text. The pointee must stay valid while the source lives.
   virtual const Value* fact(FactId id, const std::string& name) const = 0;
+
+  // Shortcuts for a source whose list facts have typed elements (a node's
+  // tensors), so `input[1].const` or `len(input)` reads one field instead of
+  // building every element's record. Each answer must equal the general
+  // path's; nullptr / -1 (the defaults) mean "take the general path", which
+  // also owns every error message (index out of range, no such field).
+  virtual const Value* element_field(FactId list, size_t index, FactId field) const {
+    (void)list, (void)index, (void)field;
+    return nullptr;
+  }
+  virtual long list_size(FactId list) const {
+    (void)list;
+    return -1;
+  }
 };
 
 // A record's fields as root facts (the model record, rule docs, tests).

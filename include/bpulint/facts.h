@@ -187,6 +187,8 @@ class NodeFactSource final : public FactSource {
  public:
   NodeFactSource(const NodeFacts& node, const std::string& op_class) : node_(node), op_class_(op_class) {}
   const Value* fact(FactId id, const std::string& name) const override;
+  const Value* element_field(FactId list, size_t index, FactId field) const override;
+  long list_size(FactId list) const override;
 
  private:
   bool compute(const std::string& name, Value& out) const;
@@ -201,6 +203,13 @@ class NodeFactSource final : public FactSource {
     Value value;
   };
   mutable std::deque<Entry> cache_;  // a deque: facts handed out stay put as others are added
+  struct Element {
+    FactId list;
+    size_t index;
+    FactId field;
+    Value value;
+  };
+  mutable std::deque<Element> elements_;  // input[k].field read through element_field
   mutable const onnx::OpSchema* schema_ = nullptr;
   mutable bool schema_known_ = false;
   mutable std::unique_ptr<Value> conv_;  // convolution attributes with their defaults resolved

@@ -41,6 +41,18 @@ enum class FixPlanning { Now, Later };
 ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options,
                        FixPlanning planning = FixPlanning::Now);
 
+// A model file read and parsed (load_model), or why it could not be. Reading
+// needs no rules, so the CLI reads its first model while the rule database loads.
+struct ModelRead {
+  std::unique_ptr<LoadedModel> model;  // nullptr: `error` says why
+  std::string error;
+};
+ModelRead read_model(const std::string& path);
+
+// lint_model on a model already read.
+ModelReport lint_read_model(const std::string& path, ModelRead read, const Platform& platform,
+                            const FactOptions& options, FixPlanning planning = FixPlanning::Now);
+
 // Fills report.source_lines for every node with a finding that carries a
 // PyTorch stack trace. Reads node metadata only; the resolver's cache spans models.
 void locate_sources(ModelReport& report, SourceResolver& resolver);

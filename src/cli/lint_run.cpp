@@ -4,6 +4,7 @@
 #include <cctype>
 #include <atomic>
 #include <filesystem>
+#include <future>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -108,6 +109,10 @@ class Runner {
                   " needs exactly one model");
     }
     if (!o_.baseline.empty() && !load_baseline(o_.baseline, baseline_, error)) return fail(error);
+    // The first model is read and parsed while the configuration and the
+    // rule database load: neither depends on the other, and on a 2-core
+    // machine that hides the rule load (~40 ms) behind the parse.
+    first_read_ = std::async(std::launch::async, read_model, paths.front());
     std::error_code ec;
     if (!o_.source_root.empty() && !fs::is_directory(o_.source_root, ec)) {
       return fail("--source-root " + o_.source_root + ": not a folder");
@@ -200,7 +205,10 @@ class Runner {
       for (size_t i = next++; i < models_.size(); i = next++) {
         auto& m = models_[i];
         try {
-          m.report = std::make_unique<ModelReport>(lint_model(m.path, *m.platform, m.facts, FixPlanning::Later));
+          m.report = std::make_unique<ModelReport>(
+              i == 0 && first_read_.valid()
+                  ? lint_read_model(m.path, first_read_.get(), *m.platform, m.facts, FixPlanning::Later)
+                  : lint_model(m.path, *m.platform, m.facts, FixPlanning::Later));
         } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
           m.report = std::make_unique<ModelReport>();
           m.report->path = m.path;
@@ -438,6 +446,7 @@ class Runner {
   const RunOptions& o_;
   std::map<std::string, std::unique_ptr<Setup>> setups_;  // by configuration path ("" = none)
   std::vector<ModelRun> models_;
+  std::future<ModelRead> first_read_;  // models_[0]'s file, read while the rules load
   Baseline baseline_;
   SourceResolver sources_{o_.source_root};
   // Text goes straight to stdout as each model finishes; with -o, or for the

@@ -707,29 +707,43 @@ Value constant_value(const TensorFacts& t) {
   return Value::of_list(std::move(items));
 }
 
+// The fields of a tensor's record, in the order the record is built.
+enum class TensorField { Name, Present, Const, Dtype, Shape, Rank, Value };
+const std::vector<std::pair<std::string, TensorField>>& tensor_fields() {
+  static const std::vector<std::pair<std::string, TensorField>> kFields = {
+      {"name", TensorField::Name},   {"present", TensorField::Present}, {"const", TensorField::Const},
+      {"dtype", TensorField::Dtype}, {"shape", TensorField::Shape},     {"rank", TensorField::Rank},
+      {"value", TensorField::Value}};
+  return kFields;
+}
+
+// One field of a tensor's record; tensor_record is these fields together.
+Value tensor_field(const TensorFacts& t, TensorField field) {
+  switch (field) {
+    case TensorField::Name: return Value::of_string(std::string(t.name));
+    case TensorField::Present: return Value::of_bool(!t.name.empty());
+    case TensorField::Const:
+      return t.shape_derived ? Value::unknown("computed from a dynamic dim: constant once the input is pinned")
+                             : Value::of_bool(t.is_const);
+    default: break;
+  }
+  if (t.name.empty()) return Value::unknown("optional input not present");
+  Value rank;
+  switch (field) {
+    case TensorField::Dtype:
+      if (t.type != nullptr && t.type->has_tensor_type() && t.type->tensor_type().elem_type() != 0) {
+        return Value::of_string(dtype_name(t.type->tensor_type().elem_type()));
+      }
+      return Value::unknown("type of '" + std::string(t.name) + "' not known");
+    case TensorField::Shape: return shape_value(t.type, &rank);
+    case TensorField::Rank: shape_value(t.type, &rank); return rank;
+    default: return constant_value(t);
+  }
+}
+
 Value tensor_record(const TensorFacts& t) {
   Value record = Value::of_record({});
-  record.set("name", Value::of_string(std::string(t.name)));
-  record.set("present", Value::of_bool(!t.name.empty()));
-  record.set("const", t.shape_derived ? Value::unknown("computed from a dynamic dim: constant once the input is pinned")
-                                      : Value::of_bool(t.is_const));
-  if (t.name.empty()) {
-    const Value absent = Value::unknown("optional input not present");
-    record.set("dtype", absent);
-    record.set("shape", absent);
-    record.set("rank", absent);
-    record.set("value", absent);
-    return record;
-  }
-  if (t.type != nullptr && t.type->has_tensor_type() && t.type->tensor_type().elem_type() != 0) {
-    record.set("dtype", Value::of_string(dtype_name(t.type->tensor_type().elem_type())));
-  } else {
-    record.set("dtype", Value::unknown("type of '" + std::string(t.name) + "' not known"));
-  }
-  Value rank;
-  record.set("shape", shape_value(t.type, &rank));
-  record.set("rank", rank);
-  record.set("value", constant_value(t));
+  for (const auto& [name, field] : tensor_fields()) record.set(name, tensor_field(t, field));
   return record;
 }
 
@@ -1136,6 +1150,32 @@ const onnx::OpSchema* NodeFactSource::schema() const {
                   : nullptr;
   }
   return schema_;
+}
+
+const Value* NodeFactSource::element_field(FactId list, size_t index, FactId field) const {
+  static const FactId kInput = intern_fact("input"), kOutput = intern_fact("output");
+  static const std::vector<std::pair<FactId, TensorField>> kFields = [] {
+    std::vector<std::pair<FactId, TensorField>> ids;
+    for (const auto& [name, f] : tensor_fields()) ids.emplace_back(intern_fact(name), f);
+    return ids;
+  }();
+  if (list != kInput && list != kOutput) return nullptr;
+  const auto& tensors = list == kInput ? node_.inputs : node_.outputs;
+  if (index >= tensors.size()) return nullptr;  // the general path says "out of range"
+  auto f = std::find_if(kFields.begin(), kFields.end(), [&](const auto& e) { return e.first == field; });
+  if (f == kFields.end()) return nullptr;  // ... and "has no field"
+  for (const Element& e : elements_) {
+    if (e.list == list && e.index == index && e.field == field) return &e.value;
+  }
+  elements_.push_back({list, index, field, tensor_field(tensors[index], f->second)});
+  return &elements_.back().value;
+}
+
+long NodeFactSource::list_size(FactId list) const {
+  static const FactId kInput = intern_fact("input"), kOutput = intern_fact("output");
+  if (list == kInput) return static_cast<long>(node_.inputs.size());
+  if (list == kOutput) return static_cast<long>(node_.outputs.size());
+  return -1;
 }
 
 const Value* NodeFactSource::fact(FactId id, const std::string& name) const {

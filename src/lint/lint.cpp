@@ -8,16 +8,28 @@
 
 namespace bpulint {
 
+ModelRead read_model(const std::string& path) {
+  ModelRead read;
+  read.model = std::make_unique<LoadedModel>();
+  if (!load_model(path, *read.model, read.error)) read.model.reset();
+  return read;
+}
+
 ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options,
                        FixPlanning planning) {
+  return lint_read_model(path, read_model(path), platform, options, planning);
+}
+
+ModelReport lint_read_model(const std::string& path, ModelRead read, const Platform& platform,
+                            const FactOptions& options, FixPlanning planning) {
   ModelReport r;
   r.path = path;
-  std::string error;
-  r.loaded = std::make_unique<LoadedModel>();
-  if (!load_model(path, *r.loaded, error)) {
-    r.error = error;
+  if (read.model == nullptr) {
+    r.error = read.error;
     return r;
   }
+  r.loaded = std::move(read.model);
+  std::string error;
   // An invalid model is refused like an unreadable one: its verdicts would
   // be about a graph no toolchain accepts. A model newer than the ONNX
   // library is linted without the checker, and says so.

@@ -373,6 +373,11 @@ struct Node {
   Value literal;
   std::string name;
   FactId fact = 0;  // RootIdent: the interned name
+  // Member of `root[k]` with a literal k >= 0 (`input[1].shape`): the
+  // element's field can be asked of the source directly (see FactSource).
+  bool element_field = false;
+  size_t element_index = 0;
+  FactId field_fact = 0;  // the member name, interned
   size_t slot = 0;
   Func func = Func::Len;
   bool negated = false;
@@ -564,8 +569,23 @@ class Parser {
     if (n->height > kMaxDepth) fail_too_deep(n->offset);
     n->uses_bound = uses_bound;
     mark_fact_chain(*n);
+    mark_element_field(*n);
     n->text = canonical_text(*n);
     return n;
+  }
+
+  static void mark_element_field(Node& n) {
+    if (n.kind != NodeKind::Member || n.kids[0]->kind != NodeKind::Index) return;
+    const Node& index = *n.kids[0];
+    const Node& list = *index.kids[0];
+    const Node& k = *index.kids[1];
+    if (list.kind != NodeKind::RootIdent || k.kind != NodeKind::Literal || k.literal.kind() != Value::Kind::Int ||
+        k.literal.as_int() < 0) {
+      return;
+    }
+    n.element_field = true;
+    n.element_index = static_cast<size_t>(k.literal.as_int());
+    n.field_fact = intern_fact(n.name);
   }
 
   // A fact chain is `root_name(.member | [index] | [lo:hi])*` where no index
@@ -1152,6 +1172,10 @@ class Evaluator {
   }
 
   Ref eval_member(const Node& n) {
+    // Untraced only: a trace lists the facts read, and the shortcut reads fewer.
+    if (n.element_field && trace_ == nullptr) {
+      if (const Value* v = root_.element_field(n.kids[0]->kids[0]->fact, n.element_index, n.field_fact)) return Ref::to(*v);
+    }
     Ref base = eval(*n.kids[0]);
     const Value& b = base.get();
     if (b.is_unknown()) return base;
@@ -1317,7 +1341,11 @@ class Evaluator {
   Value eval_call(const Node& n) {
     const char* name = function_name(n.func);
     switch (n.func) {
-      case Func::Len: return fn_len(eval(*n.kids[0]).get());
+      case Func::Len:
+        if (n.kids[0]->kind == NodeKind::RootIdent && trace_ == nullptr) {
+          if (const long size = root_.list_size(n.kids[0]->fact); size >= 0) return Value::of_int(size);
+        }
+        return fn_len(eval(*n.kids[0]).get());
       case Func::Prod:
       case Func::Sum: return fn_fold(n.func, eval(*n.kids[0]).get());
       case Func::Min:
