@@ -193,6 +193,58 @@ TEST_CASE("small model round-trips identical to protobuf's own parse") {
   REQUIRE(m.node_spans.size() == 1);
 }
 
+TEST_CASE("a big graph parsed on two threads equals protobuf's own parse") {
+  // Above a few thousand entries the main graph's nodes and initializers are
+  // parsed apart; the message must be the one ParseFromString builds, also
+  // when the wire interleaves nodes, initializers and other graph fields,
+  // carries an unknown field, or repeats the `graph` field (merged by protobuf).
+  TempDir dir;
+  onnx::ModelProto first = base_model();
+  auto* g = first.mutable_graph();
+  std::string prev = "x";
+  for (int i = 0; i < 3000; ++i) {
+    const std::string out = "/blocks/block." + std::to_string(i) + "/Add_output_0";
+    *g->add_node() = node("/blocks/block." + std::to_string(i) + "/Add", "Add", {prev, "w" + std::to_string(i)}, {out});
+    *g->add_initializer() = raw_tensor("w" + std::to_string(i), payload(static_cast<size_t>(16 + i % 64), static_cast<unsigned>(i)));
+    prev = out;
+  }
+  onnx::GraphProto more;  // serialised after the first graph's fields: interleaved on the wire
+  for (int i = 0; i < 1500; ++i) {
+    *more.add_node() = node("tail" + std::to_string(i), "Relu", {prev}, {"t" + std::to_string(i)});
+    prev = "t" + std::to_string(i);
+    *more.add_value_info() = g->input(0);
+  }
+  *more.add_initializer() = raw_tensor("late", payload(100, 9));
+  const std::string unknown_field = delimited(99, "kept as an unknown field");
+  const std::string graph_bytes = g->SerializeAsString() + more.SerializeAsString() + unknown_field;
+  onnx::ModelProto rest = first;
+  rest.clear_graph();
+  const std::string one_graph = rest.SerializeAsString() + delimited(7, graph_bytes);
+  // Two `graph` fields: protobuf merges them.
+  const std::string two_graphs = rest.SerializeAsString() + delimited(7, g->SerializeAsString()) +
+                                 delimited(7, more.SerializeAsString());
+  for (const auto* bytes : {&one_graph, &two_graphs}) {
+    const std::string path = dir.file("big.onnx");
+    write_file(path, *bytes);
+    const LoadedModel m = load_ok(path);
+    onnx::ModelProto reference;
+    REQUIRE(reference.ParseFromString(*bytes));
+    CHECK(reference.graph().node_size() == 4500);
+    CHECK(m.model->SerializeAsString() == reference.SerializeAsString());
+    CHECK(MessageDifferencer::Equals(*m.model, reference));
+  }
+  // A broken node in the second half fails the load as a whole parse would.
+  onnx::ModelProto broken = first;
+  broken.mutable_graph()->mutable_node(2900)->set_op_type(std::string("\xff\xfe", 2));  // invalid UTF-8 in a string field
+  const std::string path = dir.file("broken.onnx");
+  write_file(path, broken.SerializeAsString());
+  onnx::ModelProto reference;
+  const bool protobuf_ok = reference.ParseFromString(broken.SerializeAsString());
+  LoadedModel m;
+  std::string error;
+  CHECK(bpulint::load_model(path, m, error) == protobuf_ok);
+}
+
 TEST_CASE("1 MiB initializer is stripped and read back exactly") {
   TempDir dir;
   onnx::ModelProto original = small_model();

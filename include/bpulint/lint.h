@@ -33,10 +33,11 @@ struct ModelReport {
   const SourceLine* source_for(long node) const;
 };
 
-// Whether lint_model plans fixes itself. A run with a configuration defers it
-// (Later): apply_config plans once, on the findings that survive select,
-// waivers and the baseline, at the configured levels.
-enum class FixPlanning { Now, Later };
+// What lint_model finishes itself. Now: placement, summary and fix plans.
+// Later: placement and summary; fixes wait. ByApplyConfig: none of the three,
+// because apply_config follows and does all three once, on the findings that
+// survive select, waivers and the baseline, at the configured levels.
+enum class FixPlanning { Now, Later, ByApplyConfig };
 
 ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options,
                        FixPlanning planning = FixPlanning::Now);

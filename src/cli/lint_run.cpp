@@ -207,8 +207,8 @@ class Runner {
         try {
           m.report = std::make_unique<ModelReport>(
               i == 0 && first_read_.valid()
-                  ? lint_read_model(m.path, first_read_.get(), *m.platform, m.facts, FixPlanning::Later)
-                  : lint_model(m.path, *m.platform, m.facts, FixPlanning::Later));
+                  ? lint_read_model(m.path, first_read_.get(), *m.platform, m.facts, FixPlanning::ByApplyConfig)
+                  : lint_model(m.path, *m.platform, m.facts, FixPlanning::ByApplyConfig));
         } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
           m.report = std::make_unique<ModelReport>();
           m.report->path = m.path;
@@ -297,7 +297,7 @@ class Runner {
     render_fix_run(log, r, *m.fix_run, text_options());
     if (!m.fix_run->error.empty()) broken_ = true;
     if (!m.fix_run->written) return;
-    m.fixed = std::make_unique<ModelReport>(lint_model(out, *m.platform, m.facts, FixPlanning::Later));
+    m.fixed = std::make_unique<ModelReport>(lint_model(out, *m.platform, m.facts, FixPlanning::ByApplyConfig));
     if (!m.fixed->ok) {
       std::cerr << out << ": error: " << m.fixed->error << "\n";
       broken_ = true;

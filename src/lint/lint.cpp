@@ -70,8 +70,10 @@ ModelReport lint_read_model(const std::string& path, ModelRead read, const Platf
     r.error = error;
     return r;
   }
+  if (planning != FixPlanning::ByApplyConfig) {
   r.placement = place_nodes(r.facts, platform, r.diagnostics);
   r.summary = summarize(r.facts, r.placement, r.diagnostics);
+  }
   if (planning == FixPlanning::Now) r.fix_plans = plan_fixes(r.facts, r.diagnostics, platform);
   r.ok = true;
   return r;

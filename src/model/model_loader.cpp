@@ -19,7 +19,11 @@
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <thread>
 #include <utility>
+#include <vector>
+
+#include <google/protobuf/io/coded_stream.h>
 
 namespace bpulint {
 namespace {
@@ -535,6 +539,105 @@ bool check_model_header(const onnx::ModelProto& model, std::string& error) {
   return true;
 }
 
+// Parses `size` bytes into `model` (on its arena) as ParseFromArray would,
+// with the main graph's nodes and initializers parsed on two threads. Each is
+// a separate entry of a repeated message field, so parsing the entries apart
+// and appending them in file order builds the same message; the rest is one
+// smaller message. Each entry gets the recursion budget it has inside the
+// whole model (two levels down), so what nests too deeply fails the same way.
+// Anything unusual (a second `graph` field, a small graph) is parsed whole.
+bool parse_model(const uint8_t* data, uint64_t size, onnx::ModelProto& model) {
+  constexpr size_t kSplitFrom = 4096;  // entries; below this one thread is as fast
+  struct Span {
+    uint64_t begin, end;
+  };
+  std::vector<Span> nodes, inits;
+  std::string skeleton;
+  int graphs = 0;
+  std::string ignored;
+  FieldReader top(data, 0, size);
+  while (!top.done()) {
+    Field f;
+    if (!top.next(f, ignored)) return model.ParseFromArray(data, static_cast<int>(size));
+    if (f.number != 7 || f.wire_type != kLengthDelimited) {
+      skeleton.append(reinterpret_cast<const char*>(data + f.start), f.end - f.start);
+      continue;
+    }
+    ++graphs;
+    std::string rest;
+    FieldReader graph(data, f.payload, f.end);
+    while (!graph.done()) {
+      Field g;
+      if (!graph.next(g, ignored)) return model.ParseFromArray(data, static_cast<int>(size));
+      if (g.wire_type == kLengthDelimited && (g.number == 1 || g.number == 5)) {
+        (g.number == 1 ? nodes : inits).push_back({g.payload, g.end});
+      } else {
+        rest.append(reinterpret_cast<const char*>(data + g.start), g.end - g.start);
+      }
+    }
+    put_bytes_field(skeleton, 7, rest);
+  }
+  if (graphs != 1 || nodes.size() + inits.size() < kSplitFrom) {
+    return model.ParseFromArray(data, static_cast<int>(size));
+  }
+  if (!model.ParseFromString(skeleton)) return false;
+
+  google::protobuf::Arena* arena = model.GetArena();
+  std::vector<onnx::NodeProto*> node_msgs(nodes.size());
+  std::vector<onnx::TensorProto*> init_msgs(inits.size());
+  const int budget = google::protobuf::io::CodedInputStream::GetDefaultRecursionLimit() - 2;
+  auto parse_one = [&](google::protobuf::MessageLite& m, const Span& span) {
+    google::protobuf::io::CodedInputStream in(data + span.begin, static_cast<int>(span.end - span.begin));
+    in.SetRecursionLimit(budget);
+    return m.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+  };
+  // Entries [lo, hi) of nodes then initializers.
+  auto parse_range = [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i) {
+      if (i < nodes.size()) {
+        node_msgs[i] = google::protobuf::Arena::CreateMessage<onnx::NodeProto>(arena);
+        if (!parse_one(*node_msgs[i], nodes[i])) return false;
+      } else {
+        const size_t k = i - nodes.size();
+        init_msgs[k] = google::protobuf::Arena::CreateMessage<onnx::TensorProto>(arena);
+        if (!parse_one(*init_msgs[k], inits[k])) return false;
+      }
+    }
+    return true;
+  };
+  // Split where half the work is: a node (names, attributes) costs about
+  // four times an initializer (one name, dims, a payload copied whole).
+  const size_t total = nodes.size() + inits.size();
+  const size_t weight = 4 * nodes.size() + inits.size();
+  size_t mid = std::min(nodes.size(), (weight / 2 + 3) / 4);
+  if (4 * mid < weight / 2) mid += weight / 2 - 4 * mid;
+  bool second_ok = false;
+  std::exception_ptr second_failure;
+  std::thread second([&] {
+    try {
+      second_ok = parse_range(mid, total);
+    } catch (...) {
+      second_failure = std::current_exception();
+    }
+  });
+  bool first_ok = false;
+  try {
+    first_ok = parse_range(0, mid);
+  } catch (...) {
+    second.join();
+    throw;
+  }
+  second.join();
+  if (second_failure) std::rethrow_exception(second_failure);
+  if (!first_ok || !second_ok) return false;
+  auto* graph = model.mutable_graph();
+  graph->mutable_node()->Reserve(graph->node_size() + static_cast<int>(node_msgs.size()));
+  for (auto* n : node_msgs) graph->mutable_node()->UnsafeArenaAddAllocated(n);
+  graph->mutable_initializer()->Reserve(graph->initializer_size() + static_cast<int>(init_msgs.size()));
+  for (auto* t : init_msgs) graph->mutable_initializer()->UnsafeArenaAddAllocated(t);
+  return true;
+}
+
 bool load_model_impl(const std::string& path, LoadedModel& out,
                      std::string& error) {
   MappedFile file;
@@ -562,8 +665,8 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   arena_options.max_block_size = 16 << 20;
   result.arena = std::make_unique<google::protobuf::Arena>(arena_options);
   result.model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(result.arena.get());
-  const bool parsed = unchanged ? result.model->ParseFromArray(file.data(), static_cast<int>(file.size()))
-                                : result.model->ParseFromString(lean);
+  const bool parsed = unchanged ? parse_model(file.data(), file.size(), *result.model)
+                                : parse_model(reinterpret_cast<const uint8_t*>(lean.data()), lean.size(), *result.model);
   if (!parsed) {
     error = std::string(kNotOnnx) + "protobuf cannot parse the model structure";
     return false;
