@@ -14,6 +14,7 @@
 
 #include "bpulint/graph_walk.h"
 #include "bpulint/guarded_inference.h"
+#include "bpulint/name_table.h"
 #include "shape_values.h"
 
 namespace bpulint {
@@ -29,67 +30,8 @@ struct ValueFacts {
   uint32_t cause = 0;                       // root cause of what is unknown about it
   const onnx::TensorProto* initializer = nullptr;  // when it is one (of this graph)
 };
-// Value name -> facts for one graph. Open addressing in one array: this is
-// the hottest lookup of fact extraction (every node input and output), and a
-// node-per-entry hash map spends its time on cache misses. Keys view names
-// owned by the ModelProto, which outlives the walk.
-class Scope {
- public:
-  explicit Scope(size_t expected) {
-    size_t capacity = 16;
-    while (capacity < expected * 2) capacity <<= 1;
-    slots_.assign(capacity, 0);
-    entries_.reserve(expected);
-  }
-
-  const ValueFacts* find(std::string_view key) const {
-    const size_t h = std::hash<std::string_view>{}(key);
-    for (size_t i = h & mask();; i = (i + 1) & mask()) {
-      const uint64_t slot = slots_[i];
-      if (slot == 0) return nullptr;
-      const Entry& e = entries_[static_cast<uint32_t>(slot) - 1];
-      if ((slot >> 32) == tag(h) && e.key == key) return &e.value;
-    }
-  }
-
-  // Inserts on first use. May grow, which moves entries: callers do not keep
-  // pointers across an insertion.
-  ValueFacts& operator[](std::string_view key) {
-    if ((entries_.size() + 1) * 2 > slots_.size()) grow();
-    const size_t h = std::hash<std::string_view>{}(key);
-    for (size_t i = h & mask();; i = (i + 1) & mask()) {
-      const uint64_t slot = slots_[i];
-      if (slot == 0) {
-        entries_.push_back({key, ValueFacts{}});
-        slots_[i] = (tag(h) << 32) | entries_.size();
-        return entries_.back().value;
-      }
-      Entry& e = entries_[static_cast<uint32_t>(slot) - 1];
-      if ((slot >> 32) == tag(h) && e.key == key) return e.value;
-    }
-  }
-
- private:
-  // Slots are 8 bytes (32-bit hash tag, 1-based entry index), so the table
-  // stays small and cache-friendly; entries are dense in insertion order.
-  struct Entry {
-    std::string_view key;
-    ValueFacts value;
-  };
-  static uint64_t tag(size_t h) { return static_cast<uint64_t>(h >> 32) & 0xffffffffu; }
-  size_t mask() const { return slots_.size() - 1; }
-  void grow() {
-    slots_.assign(slots_.size() * 2, 0);
-    for (size_t k = 0; k < entries_.size(); ++k) {
-      const size_t h = std::hash<std::string_view>{}(entries_[k].key);
-      size_t i = h & mask();
-      while (slots_[i] != 0) i = (i + 1) & mask();
-      slots_[i] = (tag(h) << 32) | (k + 1);
-    }
-  }
-  std::vector<uint64_t> slots_;
-  std::vector<Entry> entries_;
-};
+// Value name -> facts for one graph.
+using Scope = NameTable<ValueFacts>;
 
 // Subgraphs see the values of every enclosing graph; a chain of scopes avoids
 // copying the outer graph's (possibly huge) table for each subgraph.

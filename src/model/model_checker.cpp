@@ -4,9 +4,10 @@
 #include <onnx/defs/schema.h>
 
 #include <exception>
-#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "bpulint/name_table.h"
 
 namespace bpulint {
 using onnx::checker::ValidationError;
@@ -49,9 +50,10 @@ std::string one_line(const std::string& what) {
 // A quick "yes" for the common graph, or "ask ONNX": every check ONNX 1.12's
 // check_graph makes on a graph without subgraphs, sparse initializers or
 // removed experimental ops (value infos, initializers, schemas through ONNX's
-// own check_node, topological order, SSA), with names hashed once as views
-// into the model. ONNX's driver copies every name into a set it grows as it
-// goes: on a 100k-node graph that was half of the checker's time. Any
+// own check_node, topological order, SSA), with names in a flat table of
+// views into the model. ONNX's driver copies every name into a node-based
+// set it grows as it goes: on a 100k-node graph that was half of the
+// checker's time. Any
 // failure, or any graph it does not cover, returns false and the caller runs
 // ONNX's check_graph, whose verdict and message are the ones reported; so
 // this path may only ever be stricter, never more lenient.
@@ -68,18 +70,16 @@ bool plain_graph_passes(const onnx::GraphProto& graph, const onnx::checker::Chec
     for (const auto& vi : graph.output()) onnx::checker::check_value_info(vi, ctx);
     size_t expected = static_cast<size_t>(graph.input_size()) + static_cast<size_t>(graph.initializer_size());
     for (const auto& node : graph.node()) expected += static_cast<size_t>(node.output_size());
-    std::unordered_set<std::string_view> defined;
-    defined.reserve(expected);
+    NameTable<bool> defined(expected);
     for (const auto& vi : graph.input()) {
-      if (!defined.insert(vi.name()).second) return false;
+      if (!defined.insert(vi.name())) return false;
     }
-    std::unordered_set<std::string_view> initializers;
-    initializers.reserve(static_cast<size_t>(graph.initializer_size()));
+    NameTable<bool> initializers(static_cast<size_t>(graph.initializer_size()));
     for (const auto& init : graph.initializer()) {
-      if (init.name().empty() || !initializers.insert(init.name()).second) return false;
+      if (init.name().empty() || !initializers.insert(init.name())) return false;
       onnx::checker::check_tensor(init, ctx);
       if (ctx.get_ir_version() <= 3) {
-        if (defined.count(init.name()) == 0) return false;
+        if (!defined.contains(init.name())) return false;
       } else {
         defined.insert(init.name());
       }
@@ -87,11 +87,11 @@ bool plain_graph_passes(const onnx::GraphProto& graph, const onnx::checker::Chec
     const onnx::checker::LexicalScopeContext no_subgraphs;  // check_node passes it to subgraphs only
     for (const auto& node : graph.node()) {
       for (const auto& input : node.input()) {
-        if (!input.empty() && defined.count(input) == 0) return false;
+        if (!input.empty() && !defined.contains(input)) return false;
       }
       onnx::checker::check_node(node, ctx, no_subgraphs);
       for (const auto& output : node.output()) {
-        if (!output.empty() && !defined.insert(output).second) return false;
+        if (!output.empty() && !defined.insert(output)) return false;
       }
     }
   } catch (const std::exception&) {
