@@ -191,7 +191,7 @@ class NodeFactSource final : public FactSource {
   long list_size(FactId list) const override;
 
  private:
-  bool compute(const std::string& name, Value& out) const;
+  bool compute(FactId id, const std::string& name, Value& out) const;
   bool attribute(const std::string& name, Value& out) const;  // the node's, else the schema default
   const onnx::OpSchema* schema() const;
 

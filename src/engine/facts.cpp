@@ -684,8 +684,15 @@ Value tensor_field(const TensorFacts& t, TensorField field) {
 }
 
 Value tensor_record(const TensorFacts& t) {
+  // Filled in name order, as a record keeps its fields: no search, no shifting.
+  static const std::vector<std::pair<std::string, TensorField>> kSorted = [] {
+    auto fields = tensor_fields();
+    std::sort(fields.begin(), fields.end());
+    return fields;
+  }();
   Value record = Value::of_record({});
-  for (const auto& [name, field] : tensor_fields()) record.set(name, tensor_field(t, field));
+  Value::Fields& fields = record.fields();
+  for (const auto& [name, field] : kSorted) fields.emplace_back(name, tensor_field(t, field));
   return record;
 }
 
@@ -1125,7 +1132,7 @@ const Value* NodeFactSource::fact(FactId id, const std::string& name) const {
     if (e.id == id) return e.present ? &e.value : nullptr;
   }
   Value v;
-  const bool present = compute(name, v);
+  const bool present = compute(id, name, v);
   cache_.push_back({id, present, std::move(v)});
   return present ? &cache_.back().value : nullptr;
 }
@@ -1153,33 +1160,48 @@ bool NodeFactSource::attribute(const std::string& name, Value& out) const {
   return true;
 }
 
-bool NodeFactSource::compute(const std::string& name, Value& out) const {
+bool NodeFactSource::compute(FactId id, const std::string& name, Value& out) const {
+  // The names node_record reserves (reserved_node_facts), and the attributes
+  // convolution defaults resolve together, by interned id: this runs for
+  // every fact of every node.
+  enum Reserved { kOp, kDomain, kOpset, kName, kOpClass, kMaxRank, kInput, kOutput, kKernelShape, kStrides,
+                  kDilations, kOutputPadding, kPads, kCount };
+  static const std::vector<FactId> kIds = [] {
+    std::vector<FactId> ids;
+    for (const char* s : {"op", "domain", "opset", "name", "op_class", "max_rank", "input", "output", "kernel_shape",
+                          "strides", "dilations", "output_padding", "pads"}) {
+      ids.push_back(intern_fact(s));
+    }
+    return ids;
+  }();
+  const int which = static_cast<int>(std::find(kIds.begin(), kIds.end(), id) - kIds.begin());
   const NodeFacts& n = node_;
-  if (reserved_node_facts().count(name) != 0) {
-    if (name == "op") out = Value::of_string(n.op_type);
-    else if (name == "domain") out = Value::of_string(n.domain);
-    else if (name == "opset") out = Value::of_int(n.opset);
-    else if (name == "name") out = Value::of_string(n.name);
-    else if (name == "op_class") out = Value::of_string(op_class_);
-    else if (name == "max_rank") out = max_rank(n);
-    else {
-      const auto& tensors = name == "input" ? n.inputs : n.outputs;
+  switch (which) {
+    case kOp: out = Value::of_string(n.op_type); return true;
+    case kDomain: out = Value::of_string(n.domain); return true;
+    case kOpset: out = Value::of_int(n.opset); return true;
+    case kName: out = Value::of_string(n.name); return true;
+    case kOpClass: out = Value::of_string(op_class_); return true;
+    case kMaxRank: out = max_rank(n); return true;
+    case kInput:
+    case kOutput: {
+      const auto& tensors = which == kInput ? n.inputs : n.outputs;
       std::vector<Value> items;
       items.reserve(tensors.size());
       for (const auto& t : tensors) items.push_back(tensor_record(t));
       out = Value::of_list(std::move(items));
+      return true;
     }
-    return true;
+    default: break;
   }
   // A kernel_shape the node sets is never changed by the defaults below, and
   // it is all most convolutions' rules read (their 2-D rules' `when`).
-  if (name == "kernel_shape" && !conv_) {
+  if (which == kKernelShape && !conv_) {
     if (attribute(name, out) && !out.is_unknown()) return true;
   }
   // Convolution defaults depend on each other and on the weight's shape:
   // resolved together, once, on a record of just what they read.
-  static const std::set<std::string> kConvResolved = {"kernel_shape", "strides", "dilations", "output_padding", "pads"};
-  if (kConvResolved.count(name) != 0 && n.domain.empty() && conv_kind(n.op_type) != ConvKind::None &&
+  if (which >= kKernelShape && which < kCount && n.domain.empty() && conv_kind(n.op_type) != ConvKind::None &&
       schema() != nullptr) {
     if (!conv_) {
       conv_ = std::make_unique<Value>(Value::of_record({}));
