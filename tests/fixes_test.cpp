@@ -694,3 +694,66 @@ TEST_CASE("--pytorch-snippet writes a comment for each flagged layer it cannot r
   CHECK(snippet.find("    # dec.1 (ONNX node '/dec/dec.1/ConvTranspose'): not replaced: D axis overlaps (kernel 3 "
                      "!= stride 2)") != std::string::npos);
 }
+
+TEST_CASE("hundreds of findings are planned in two halves like one at a time") {
+  // plan_fixes splits many findings across two threads; every plan must be
+  // the one a model with that layer alone gets, in node order.
+  auto plan_text = [](const NodeFixPlan& p) {
+    std::string s = p.inputs_blocker + (p.params_known ? "|known" : "|unknown");
+    for (const auto& o : p.options) {
+      s += "|" + o.id + (o.applicable ? "+" : "-") + (o.recommended ? "*" : "") + o.why_not + ":" +
+           std::to_string(o.cost.intermediate_channels) + "," + std::to_string(o.cost.intermediate_elements) + "," +
+           std::to_string(o.new_errors);
+      for (const auto& v : o.new_violations) s += ";" + v;
+    }
+    return s;
+  };
+  const std::vector<Layer> kinds = [] {
+    Layer a;  // the case study's first layer
+    a.c_in = 16, a.c_out = 8, a.kernel = {2, 2, 2}, a.strides = {2, 2, 2};
+    Layer b = a;  // a kernel depth the 2-D rewrite cannot take
+    b.kernel = {5, 2, 2}, b.strides = {5, 2, 2};
+    Layer c = a;
+    c.c_out = 4, c.bias = true;
+    return std::vector<Layer>{a, b, c};
+  }();
+  std::vector<std::string> alone;
+  for (const Layer& l : kinds) {
+    TempDir dir;
+    const ModelReport r = lint_proto(dir, layer_model(l));
+    REQUIRE(r.fix_plans.size() == 1);
+    alone.push_back(plan_text(r.fix_plans[0]));
+  }
+  // 300 layers side by side, all reading X, kinds in turn.
+  onnx::ModelProto m = layer_model(kinds[0]);
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  g->clear_initializer();
+  g->clear_output();
+  unsigned seed = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Layer& l = kinds[static_cast<size_t>(i) % kinds.size()];
+    const onnx::ModelProto one = layer_model(l);
+    onnx::NodeProto n = one.graph().node(0);
+    const std::string tag = std::to_string(i);
+    n.set_name("ct" + tag);
+    n.set_output(0, "Y" + tag);
+    for (int k = 1; k < n.input_size(); ++k) {
+      const std::string w = n.input(k) + tag;
+      n.set_input(k, w);
+      auto dims = std::vector<int64_t>(one.graph().initializer(k - 1).dims().begin(), one.graph().initializer(k - 1).dims().end());
+      *g->add_initializer() = random_weights(w, dims, ++seed);
+    }
+    *g->add_node() = n;
+    *g->add_output() = one.graph().output(0);
+    g->mutable_output(i)->set_name("Y" + tag);
+  }
+  TempDir dir;
+  const ModelReport r = lint_proto(dir, m);
+  REQUIRE(r.fix_plans.size() == 300);
+  for (size_t i = 0; i < r.fix_plans.size(); ++i) {
+    INFO("layer " << i);
+    CHECK(r.fix_plans[i].node == static_cast<long>(i));
+    CHECK(plan_text(r.fix_plans[i]) == alone[i % kinds.size()]);
+  }
+}

@@ -1,6 +1,8 @@
 #include "bpulint/fixes.h"
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 #include <charconv>
 #include <map>
 #include <set>
@@ -330,20 +332,18 @@ std::string inputs_blocker(const NodeFacts& n, const ConvTransposeParams& p) {
 
 }  // namespace
 
-std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<Diagnostic>& diagnostics,
+namespace {
+
+using WantedFixes = std::vector<std::pair<long, std::vector<std::string>>>;
+
+// Plans for wanted[lo, hi), in order. `violations_cache` spares re-linting
+// the replacement of a layer identical to one already planned.
+std::vector<NodeFixPlan> plan_range(const ModelFacts& facts, const WantedFixes& wanted, size_t lo, size_t hi,
                                     const Platform& platform, const RuleLevel& level) {
   std::map<std::string, Violations> violations_cache;
-  // Fix ids per node, in the order their rules list them.
-  std::map<long, std::vector<std::string>> wanted;
-  for (const auto& d : diagnostics) {
-    if (d.node < 0 || d.outcome != Outcome::Fail || d.severity != Severity::Error || !d.shown()) continue;
-    auto& ids = wanted[d.node];
-    for (const auto& f : d.rule->fixes) {
-      if (std::find(ids.begin(), ids.end(), f) == ids.end()) ids.push_back(f);
-    }
-  }
   std::vector<NodeFixPlan> plans;
-  for (const auto& [node, ids] : wanted) {
+  for (size_t w = lo; w < hi; ++w) {
+    const auto& [node, ids] = wanted[w];
     if (ids.empty()) continue;
     NodeFixPlan plan;
     plan.node = node;
@@ -387,6 +387,49 @@ std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<D
     if (plan.params_known) plan.inputs_blocker = inputs_blocker(n, plan.params);
     plans.push_back(std::move(plan));
   }
+  return plans;
+}
+
+}  // namespace
+
+std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<Diagnostic>& diagnostics,
+                                    const Platform& platform, const RuleLevel& level) {
+  // Fix ids per node, in the order their rules list them.
+  std::map<long, std::vector<std::string>> by_node;
+  for (const auto& d : diagnostics) {
+    if (d.node < 0 || d.outcome != Outcome::Fail || d.severity != Severity::Error || !d.shown()) continue;
+    auto& ids = by_node[d.node];
+    for (const auto& f : d.rule->fixes) {
+      if (std::find(ids.begin(), ids.end(), f) == ids.end()) ids.push_back(f);
+    }
+  }
+  const WantedFixes wanted(std::make_move_iterator(by_node.begin()), std::make_move_iterator(by_node.end()));
+  // Plans are independent and read-only on the facts: thousands of findings
+  // are planned in two halves at once (planning is the last step before the
+  // report, when the other core is idle). Each half keeps its own cache, so
+  // a layer repeated in both is re-linted at most twice; the plans are the same.
+  constexpr size_t kSplitFrom = 256;
+  if (wanted.size() < kSplitFrom) return plan_range(facts, wanted, 0, wanted.size(), platform, level);
+  const size_t mid = wanted.size() / 2;
+  std::vector<NodeFixPlan> second;
+  std::exception_ptr failure;
+  std::thread other([&] {
+    try {
+      second = plan_range(facts, wanted, mid, wanted.size(), platform, level);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  std::vector<NodeFixPlan> plans;
+  try {
+    plans = plan_range(facts, wanted, 0, mid, platform, level);
+  } catch (...) {
+    other.join();
+    throw;
+  }
+  other.join();
+  if (failure) std::rethrow_exception(failure);
+  plans.insert(plans.end(), std::make_move_iterator(second.begin()), std::make_move_iterator(second.end()));
   return plans;
 }
 
