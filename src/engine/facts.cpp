@@ -552,8 +552,7 @@ class Walker {
     auto it = opsets_.find(f.domain);
     f.opset = it == opsets_.end() ? 0 : it->second;
     f.proto = &node;
-    current_schema_ =
-        f.opset > 0 ? guarded_schema_registry().GetSchema(f.op_type, static_cast<int>(f.opset), f.domain) : nullptr;
+    current_schema_ = schema_for(f);
     current_has_subgraph_ = std::any_of(node.attribute().begin(), node.attribute().end(), [](const auto& a) {
       return a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS;
     });
@@ -570,8 +569,20 @@ class Walker {
     out_.nodes.push_back(std::move(f));
   }
 
+  // A model's opsets are fixed, so a default-domain op type has one schema
+  // throughout: looked up once per op type, not once per node.
+  const onnx::OpSchema* schema_for(const NodeFacts& f) {
+    if (f.opset <= 0) return nullptr;
+    if (!f.domain.empty()) return guarded_schema_registry().GetSchema(f.op_type, static_cast<int>(f.opset), f.domain);
+    bool inserted = false;
+    const onnx::OpSchema*& schema = default_schemas_.get(f.proto->op_type(), &inserted);
+    if (inserted) schema = guarded_schema_registry().GetSchema(f.op_type, static_cast<int>(f.opset), f.domain);
+    return schema;
+  }
+
   ModelFacts& out_;
   FactProgress* progress_;
+  NameTable<const onnx::OpSchema*> default_schemas_{64};  // by op type (views into the model)
   std::map<std::string, int64_t> opsets_;
   size_t graphs_ = 0;
   std::vector<Frame> frames_;  // the graphs being walked, innermost last
