@@ -37,6 +37,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return 0;
     }
     FUZZ_CHECK(loaded.model != nullptr, "load_model succeeded without a model");
+    // Nothing stripped: the loader parsed the file itself (in two halves when
+    // the graph is big, always in the fuzz build), which must be protobuf's
+    // own parse of the same bytes.
+    if (loaded.stripped_tensors == 0) {
+      onnx::ModelProto reference;
+      FUZZ_CHECK(reference.ParseFromArray(data, static_cast<int>(size)), "loaded bytes protobuf cannot parse");
+      FUZZ_CHECK(reference.SerializeAsString() == loaded.model->SerializeAsString(),
+                 "the split parse differs from protobuf's own");
+    }
     ModelFacts facts;
     if (!extract_facts(loaded, {}, facts, error)) {
       FUZZ_CHECK(!error.empty(), "extract_facts failed without a message");

@@ -539,6 +539,12 @@ bool check_model_header(const onnx::ModelProto& model, std::string& error) {
   return true;
 }
 
+// Entries from which the graph is parsed on two threads; below it one is as
+// fast. The fuzz build sets 2, so that small inputs take the split path too.
+#ifndef BPULINT_PARSE_SPLIT_FROM
+#define BPULINT_PARSE_SPLIT_FROM 4096
+#endif
+
 // Parses `size` bytes into `model` (on its arena) as ParseFromArray would,
 // with the main graph's nodes and initializers parsed on two threads. Each is
 // a separate entry of a repeated message field, so parsing the entries apart
@@ -547,7 +553,7 @@ bool check_model_header(const onnx::ModelProto& model, std::string& error) {
 // whole model (two levels down), so what nests too deeply fails the same way.
 // Anything unusual (a second `graph` field, a small graph) is parsed whole.
 bool parse_model(const uint8_t* data, uint64_t size, onnx::ModelProto& model) {
-  constexpr size_t kSplitFrom = 4096;  // entries; below this one thread is as fast
+  constexpr size_t kSplitFrom = BPULINT_PARSE_SPLIT_FROM;
   struct Span {
     uint64_t begin, end;
   };
