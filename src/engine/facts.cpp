@@ -660,7 +660,7 @@ Value constant_value(const TensorFacts& t) {
   return Value::of_list(std::move(items));
 }
 
-// The fields of a tensor's record, in the order the record is built.
+// The fields of a tensor's record (`input[k].dtype`...): one list for the record and the typed reads.
 enum class TensorField { Name, Present, Const, Dtype, Shape, Rank, Value };
 const std::vector<std::pair<std::string, TensorField>>& tensor_fields() {
   static const std::vector<std::pair<std::string, TensorField>> kFields = {
