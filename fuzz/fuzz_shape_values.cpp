@@ -261,8 +261,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& n : facts.nodes) {
     // Shape and Size fold on their input's static shape; everything else on
     // constant inputs, or on shape arithmetic whose result does not depend on
-    // the dynamic dims (the static dims of Shape(x)[1:]; an Equal broadcast
-    // to zero elements): never on a runtime activation.
+    // the dynamic dims (the static dims of Shape(x)[1:]; a dynamic dim
+    // compared with -1, since a dim is never negative): never on a runtime
+    // activation.
     if (n.fold == Fold::Constant && n.op_type != "Shape" && n.op_type != "Size") {
       for (const auto& t : n.inputs) {
         FUZZ_CHECK(t.name.empty() || t.is_const || t.shape_derived, "a folded node reads a runtime value");
