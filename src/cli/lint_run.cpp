@@ -111,8 +111,9 @@ class Runner {
     if (!o_.baseline.empty() && !load_baseline(o_.baseline, baseline_, error)) return fail(error);
     // The first model is read and parsed while the configuration and the
     // rule database load: neither depends on the other, and on a 2-core
-    // machine that hides the rule load (~40 ms) behind the parse.
-    first_read_ = std::async(std::launch::async, read_model, paths.front());
+    // machine that hides the rule load (~50 ms) behind the parse. Deferred
+    // too: when no thread can be started, the model is read when it is needed.
+    first_read_ = std::async(std::launch::async | std::launch::deferred, read_model, paths.front());
     std::error_code ec;
     if (!o_.source_root.empty() && !fs::is_directory(o_.source_root, ec)) {
       return fail("--source-root " + o_.source_root + ": not a folder");

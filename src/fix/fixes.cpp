@@ -1,8 +1,6 @@
 #include "bpulint/fixes.h"
 
 #include <algorithm>
-#include <exception>
-#include <thread>
 #include <charconv>
 #include <map>
 #include <set>
@@ -12,6 +10,7 @@
 #include "bpulint/convtranspose3d_rewrite.h"
 #include "bpulint/evaluate.h"
 #include "bpulint/fix_catalog.h"
+#include "bpulint/side_by_side.h"
 
 namespace bpulint {
 namespace {
@@ -330,10 +329,6 @@ std::string inputs_blocker(const NodeFacts& n, const ConvTransposeParams& p) {
   return "";
 }
 
-}  // namespace
-
-namespace {
-
 using WantedFixes = std::vector<std::pair<long, std::vector<std::string>>>;
 
 // Plans for wanted[lo, hi), in order. `violations_cache` spares re-linting
@@ -411,24 +406,9 @@ std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<D
   constexpr size_t kSplitFrom = 256;
   if (wanted.size() < kSplitFrom) return plan_range(facts, wanted, 0, wanted.size(), platform, level);
   const size_t mid = wanted.size() / 2;
-  std::vector<NodeFixPlan> second;
-  std::exception_ptr failure;
-  std::thread other([&] {
-    try {
-      second = plan_range(facts, wanted, mid, wanted.size(), platform, level);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  });
-  std::vector<NodeFixPlan> plans;
-  try {
-    plans = plan_range(facts, wanted, 0, mid, platform, level);
-  } catch (...) {
-    other.join();
-    throw;
-  }
-  other.join();
-  if (failure) std::rethrow_exception(failure);
+  std::vector<NodeFixPlan> plans, second;
+  run_side_by_side([&] { plans = plan_range(facts, wanted, 0, mid, platform, level); },
+                   [&] { second = plan_range(facts, wanted, mid, wanted.size(), platform, level); });
   plans.insert(plans.end(), std::make_move_iterator(second.begin()), std::make_move_iterator(second.end()));
   return plans;
 }

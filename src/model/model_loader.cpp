@@ -19,11 +19,12 @@
 #include <exception>
 #include <filesystem>
 #include <new>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include <google/protobuf/io/coded_stream.h>
+
+#include "bpulint/side_by_side.h"
 
 namespace bpulint {
 namespace {
@@ -613,28 +614,12 @@ bool parse_model(const uint8_t* data, uint64_t size, onnx::ModelProto& model) {
   };
   // Split where half the work is: a node (names, attributes) costs about
   // four times an initializer (one name, dims, a payload copied whole).
-  const size_t total = nodes.size() + inits.size();
-  const size_t weight = 4 * nodes.size() + inits.size();
-  size_t mid = std::min(nodes.size(), (weight / 2 + 3) / 4);
-  if (4 * mid < weight / 2) mid += weight / 2 - 4 * mid;
-  bool second_ok = false;
-  std::exception_ptr second_failure;
-  std::thread second([&] {
-    try {
-      second_ok = parse_range(mid, total);
-    } catch (...) {
-      second_failure = std::current_exception();
-    }
-  });
-  bool first_ok = false;
-  try {
-    first_ok = parse_range(0, mid);
-  } catch (...) {
-    second.join();
-    throw;
-  }
-  second.join();
-  if (second_failure) std::rethrow_exception(second_failure);
+  const size_t node_work = 4 * nodes.size();
+  const size_t half = (node_work + inits.size()) / 2;
+  const size_t mid = half <= node_work ? (half + 3) / 4 : nodes.size() + (half - node_work);
+  bool first_ok = false, second_ok = false;
+  run_side_by_side([&] { first_ok = parse_range(0, mid); },
+                   [&] { second_ok = parse_range(mid, nodes.size() + inits.size()); });
   if (!first_ok || !second_ok) return false;
   auto* graph = model.mutable_graph();
   graph->mutable_node()->Reserve(graph->node_size() + static_cast<int>(node_msgs.size()));
