@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "bpulint/fact_names.h"
 #include "bpulint/facts.h"
 #include "test_util.h"
 
@@ -256,6 +257,12 @@ TEST_CASE("a node's facts read on demand equal its whole record, shortcuts inclu
                            "len(output)", "input[1].shape[0] * len(input)", "output[0].value"}) {
     ExprError error;
     exprs.push_back(parse_expr(text, &error));
+    REQUIRE(exprs.back() != nullptr);
+  }
+  // Every reserved fact, so the source's own list of them cannot drift from node_record's.
+  for (const auto& name : reserved_node_facts()) {
+    ExprError error;
+    exprs.push_back(parse_expr(name, &error));
     REQUIRE(exprs.back() != nullptr);
   }
   for (const auto* name : {"j6p", "bayes-e", "bernoulli2"}) {

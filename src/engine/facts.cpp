@@ -670,6 +670,23 @@ const std::vector<std::pair<std::string, TensorField>>& tensor_fields() {
   return kFields;
 }
 
+// The facts NodeFactSource answers itself, by interned id: the names
+// node_record reserves (reserved_node_facts; a test checks both agree) and
+// the attributes convolution defaults resolve together.
+enum ReservedFact { kOp, kDomain, kOpset, kName, kOpClass, kMaxRank, kInput, kOutput, kKernelShape, kStrides,
+                    kDilations, kOutputPadding, kPads, kNotReserved };
+ReservedFact reserved_fact(FactId id) {
+  static const std::vector<FactId> kIds = [] {
+    std::vector<FactId> ids;
+    for (const char* s : {"op", "domain", "opset", "name", "op_class", "max_rank", "input", "output", "kernel_shape",
+                          "strides", "dilations", "output_padding", "pads"}) {
+      ids.push_back(intern_fact(s));
+    }
+    return ids;
+  }();
+  return static_cast<ReservedFact>(std::find(kIds.begin(), kIds.end(), id) - kIds.begin());
+}
+
 // One field of a tensor's record; tensor_record is these fields together.
 Value tensor_field(const TensorFacts& t, TensorField field) {
   switch (field) {
@@ -1113,14 +1130,14 @@ const onnx::OpSchema* NodeFactSource::schema() const {
 }
 
 const Value* NodeFactSource::element_field(FactId list, size_t index, FactId field) const {
-  static const FactId kInput = intern_fact("input"), kOutput = intern_fact("output");
   static const std::vector<std::pair<FactId, TensorField>> kFields = [] {
     std::vector<std::pair<FactId, TensorField>> ids;
     for (const auto& [name, f] : tensor_fields()) ids.emplace_back(intern_fact(name), f);
     return ids;
   }();
-  if (list != kInput && list != kOutput) return nullptr;
-  const auto& tensors = list == kInput ? node_.inputs : node_.outputs;
+  const ReservedFact which = reserved_fact(list);
+  if (which != kInput && which != kOutput) return nullptr;
+  const auto& tensors = which == kInput ? node_.inputs : node_.outputs;
   if (index >= tensors.size()) return nullptr;  // the general path says "out of range"
   auto f = std::find_if(kFields.begin(), kFields.end(), [&](const auto& e) { return e.first == field; });
   if (f == kFields.end()) return nullptr;  // ... and "has no field"
@@ -1132,10 +1149,11 @@ const Value* NodeFactSource::element_field(FactId list, size_t index, FactId fie
 }
 
 long NodeFactSource::list_size(FactId list) const {
-  static const FactId kInput = intern_fact("input"), kOutput = intern_fact("output");
-  if (list == kInput) return static_cast<long>(node_.inputs.size());
-  if (list == kOutput) return static_cast<long>(node_.outputs.size());
-  return -1;
+  switch (reserved_fact(list)) {
+    case kInput: return static_cast<long>(node_.inputs.size());
+    case kOutput: return static_cast<long>(node_.outputs.size());
+    default: return -1;
+  }
 }
 
 const Value* NodeFactSource::fact(FactId id, const std::string& name) const {
@@ -1172,20 +1190,7 @@ bool NodeFactSource::attribute(const std::string& name, Value& out) const {
 }
 
 bool NodeFactSource::compute(FactId id, const std::string& name, Value& out) const {
-  // The names node_record reserves (reserved_node_facts), and the attributes
-  // convolution defaults resolve together, by interned id: this runs for
-  // every fact of every node.
-  enum Reserved { kOp, kDomain, kOpset, kName, kOpClass, kMaxRank, kInput, kOutput, kKernelShape, kStrides,
-                  kDilations, kOutputPadding, kPads, kCount };
-  static const std::vector<FactId> kIds = [] {
-    std::vector<FactId> ids;
-    for (const char* s : {"op", "domain", "opset", "name", "op_class", "max_rank", "input", "output", "kernel_shape",
-                          "strides", "dilations", "output_padding", "pads"}) {
-      ids.push_back(intern_fact(s));
-    }
-    return ids;
-  }();
-  const int which = static_cast<int>(std::find(kIds.begin(), kIds.end(), id) - kIds.begin());
+  const ReservedFact which = reserved_fact(id);
   const NodeFacts& n = node_;
   switch (which) {
     case kOp: out = Value::of_string(n.op_type); return true;
@@ -1212,7 +1217,7 @@ bool NodeFactSource::compute(FactId id, const std::string& name, Value& out) con
   }
   // Convolution defaults depend on each other and on the weight's shape:
   // resolved together, once, on a record of just what they read.
-  if (which >= kKernelShape && which < kCount && n.domain.empty() && conv_kind(n.op_type) != ConvKind::None &&
+  if (which >= kKernelShape && which < kNotReserved && n.domain.empty() && conv_kind(n.op_type) != ConvKind::None &&
       schema() != nullptr) {
     if (!conv_) {
       conv_ = std::make_unique<Value>(Value::of_record({}));
