@@ -53,10 +53,9 @@ std::string one_line(const std::string& what) {
 // own check_node, topological order, SSA), with names in a flat table of
 // views into the model. ONNX's driver copies every name into a node-based
 // set it grows as it goes: on a 100k-node graph that was half of the
-// checker's time. Any
-// failure, or any graph it does not cover, returns false and the caller runs
-// ONNX's check_graph, whose verdict and message are the ones reported; so
-// this path may only ever be stricter, never more lenient.
+// checker's time. Any failure, or any graph it does not cover, returns false
+// and the caller runs ONNX's check_graph, whose verdict and message are the
+// ones reported; so this path may only ever be stricter, never more lenient.
 bool plain_graph_passes(const onnx::GraphProto& graph, const onnx::checker::CheckerContext& ctx) {
   if (graph.name().empty() || graph.sparse_initializer_size() > 0) return false;
   for (const auto& node : graph.node()) {
