@@ -7,10 +7,12 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -151,9 +153,24 @@ int64_t max_known_opset();
 
 // Lets another thread work on nodes while the walk goes on: nodes below
 // `published` are complete and never move (the node vector is reserved).
-struct FactProgress {
-  std::atomic<size_t> published{0};
-  std::atomic<bool> finished{false};  // set last, whether the walk succeeded or not
+// A reader that catches up sleeps until the next batch of nodes (or the
+// end): spinning would take a core from the walk on a 2-core machine.
+class FactProgress {
+ public:
+  static constexpr size_t kBatch = 64;  // nodes per wake-up of a waiting reader
+
+  void publish(size_t nodes);  // the walk: nodes [0, nodes) are complete
+  void finish();               // the walk is over, whether it succeeded or not
+  // Blocks until node `i` is published (true) or the walk is over without it (false).
+  bool wait_for(size_t i);
+  size_t published() const { return published_.load(std::memory_order_acquire); }
+
+ private:
+  void wake();
+  std::atomic<size_t> published_{0};
+  std::atomic<bool> finished_{false};
+  std::mutex mutex_;
+  std::condition_variable changed_;
 };
 
 // Returns false with a one-line error when --input-shape names no graph input

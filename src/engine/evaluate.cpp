@@ -1,7 +1,6 @@
 #include "bpulint/evaluate.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cctype>
 #include <cstdlib>
 #include <string>
@@ -331,17 +330,7 @@ std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const
   std::exception_ptr checker_failure;
   std::thread checker([&] {
     try {
-      for (size_t i = 0;; ++i) {
-        // Waiting spins briefly, then sleeps: a spinning core is one the walk
-        // and the ONNX checker cannot use on a 2-core machine.
-        for (int spins = 0; progress.published.load(std::memory_order_acquire) <= i; ++spins) {
-          if (progress.finished.load(std::memory_order_acquire) &&
-              progress.published.load(std::memory_order_acquire) <= i) {
-            return;
-          }
-          if (spins < 64) std::this_thread::yield();
-          else std::this_thread::sleep_for(std::chrono::microseconds(50));
-        }
+      for (size_t i = 0; progress.wait_for(i); ++i) {
         check_node(facts.nodes[i], static_cast<long>(i), platform, index, nodes);
       }
     } catch (...) {
@@ -354,7 +343,7 @@ std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const
     ok = extract();
   } catch (...) {
     extract_failure = std::current_exception();
-    progress.finished.store(true, std::memory_order_release);
+    progress.finish();
   }
   checker.join();  // always: a joinable thread must not be destroyed
   if (extract_failure) std::rethrow_exception(extract_failure);

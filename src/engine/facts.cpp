@@ -213,7 +213,7 @@ class Walker {
     for (const auto& n : node.input()) input_facts_.push_back(n.empty() ? nullptr : frame.chain->find(n));
     add_node(node, frame.path, frame.graph_id, static_cast<size_t>(i));
     infer(node, *frame.scope, *frame.declared);
-    if (progress_ != nullptr) progress_->published.store(out_.nodes.size(), std::memory_order_release);
+    if (progress_ != nullptr) progress_->publish(out_.nodes.size());
     frame.self = static_cast<long>(out_.nodes.size() - 1);
   }
 
@@ -1004,13 +1004,37 @@ int64_t max_known_opset() {
   return it == map.end() ? 0 : it->second.second;
 }
 
+void FactProgress::publish(size_t nodes) {
+  published_.store(nodes, std::memory_order_release);
+  if (nodes % kBatch == 0) wake();
+}
+
+void FactProgress::finish() {
+  finished_.store(true, std::memory_order_release);
+  wake();
+}
+
+// Taking the lock orders the store above before a waiter's check of it, so
+// no wake-up is lost between its check and its sleep.
+void FactProgress::wake() {
+  { std::lock_guard<std::mutex> lock(mutex_); }
+  changed_.notify_all();
+}
+
+bool FactProgress::wait_for(size_t i) {
+  if (published() > i) return true;
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return published() > i || finished_.load(std::memory_order_acquire); });
+  return published() > i;
+}
+
 bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelFacts& out, std::string& error,
                    FactProgress* progress) {
   // Whatever happens, a waiting evaluator learns the walk is over.
   struct Finish {
     FactProgress* p;
     ~Finish() {
-      if (p != nullptr) p->finished.store(true, std::memory_order_release);
+      if (p != nullptr) p->finish();
     }
   } finish{progress};
   out.nodes.clear();
