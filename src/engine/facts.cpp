@@ -1043,7 +1043,7 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   out.causes.clear();
   out.int_values.clear();
   out.pinned_inputs.clear();
-  out.arena = std::make_unique<google::protobuf::Arena>();
+  out.arena = make_bulk_arena();
   const onnx::ModelProto& model = *loaded.model;
   std::map<std::string, const onnx::TypeProto*> pinned;
   if (!pin_input_shapes(model.graph(), options, out, pinned, error)) return false;

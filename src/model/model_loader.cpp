@@ -629,6 +629,24 @@ bool parse_model(const uint8_t* data, uint64_t size, onnx::ModelProto& model) {
   return true;
 }
 
+// Blocks from 2 MiB up are mapped apart and marked for huge pages: one fault
+// per 2 MiB instead of one per 4 KiB. madvise is only advice; where the
+// kernel has no huge pages the mapping works as ordinary memory.
+constexpr size_t kHugeBlock = size_t{2} << 20;
+
+void* bulk_block_alloc(size_t n) {
+  if (n < kHugeBlock) return ::operator new(n);
+  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  madvise(p, n, MADV_HUGEPAGE);
+  return p;
+}
+
+void bulk_block_dealloc(void* p, size_t n) {
+  if (n < kHugeBlock) ::operator delete(p);
+  else munmap(p, n);
+}
+
 bool load_model_impl(const std::string& path, LoadedModel& out,
                      std::string& error) {
   MappedFile file;
@@ -651,10 +669,7 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   }
 
   LoadedModel result;
-  google::protobuf::ArenaOptions arena_options;
-  arena_options.start_block_size = 64 << 10;
-  arena_options.max_block_size = 16 << 20;
-  result.arena = std::make_unique<google::protobuf::Arena>(arena_options);
+  result.arena = make_bulk_arena();
   result.model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(result.arena.get());
   const bool parsed = unchanged ? parse_model(file.data(), file.size(), *result.model)
                                 : parse_model(reinterpret_cast<const uint8_t*>(lean.data()), lean.size(), *result.model);
@@ -962,6 +977,15 @@ bool is_self_reference(const LoadedModel& m, const onnx::TensorProto& t) {
       return fs::path(e.value()).lexically_normal() == fs::path(self);
   }
   return false;
+}
+
+std::unique_ptr<google::protobuf::Arena> make_bulk_arena() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 64 << 10;
+  options.max_block_size = 16 << 20;
+  options.block_alloc = bulk_block_alloc;
+  options.block_dealloc = bulk_block_dealloc;
+  return std::make_unique<google::protobuf::Arena>(options);
 }
 
 }  // namespace bpulint
