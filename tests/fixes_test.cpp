@@ -497,9 +497,11 @@ TEST_CASE("the proof checks the real rewrite against the node's own output shape
   Proving proving(l, "convtranspose2d");
   // The node's facts claim another output shape (as a model whose inference disagrees would).
   NodeFacts node = *proving.node;
-  onnx::TypeProto other = *node.outputs[0].type;
+  std::vector<TensorFacts> outputs(node.outputs.begin(), node.outputs.end());
+  onnx::TypeProto other = *outputs[0].type;
   other.mutable_tensor_type()->mutable_shape()->mutable_dim(4)->set_dim_value(7);
-  node.outputs[0].type = &other;
+  outputs[0].type = &other;
+  node.outputs = TensorList(outputs.data(), outputs.size());
   ProofRecord record;
   std::string error;
   CHECK_FALSE(prove_rewrite("convtranspose2d", proving.in, proving.rewrite, proving.reader, node, 1, record, error));

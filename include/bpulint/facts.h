@@ -88,6 +88,23 @@ struct TensorFacts {
   const onnx::TensorProto* initializer = nullptr;  // a node input that is an initializer (in its scope)
 };
 
+// A node's inputs or its outputs: a run of ModelFacts::tensors, read-only.
+// One array for the whole graph instead of two vectors per node.
+class TensorList {
+ public:
+  TensorList() = default;
+  TensorList(const TensorFacts* data, size_t size) : data_(data), size_(size) {}
+  const TensorFacts* begin() const { return data_; }
+  const TensorFacts* end() const { return data_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const TensorFacts& operator[](size_t i) const { return data_[i]; }
+
+ private:
+  const TensorFacts* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // What the toolchain does with a node before placing it, decided by the walk.
 enum class Fold : uint8_t {
   None,          // placed by its op class and rules
@@ -107,8 +124,8 @@ struct NodeFacts {
   int64_t opset = 0;
   const onnx::NodeProto* proto = nullptr;  // into the LoadedModel, which must outlive the facts
   Fold fold = Fold::None;
-  std::vector<TensorFacts> inputs;
-  std::vector<TensorFacts> outputs;
+  TensorList inputs;   // into ModelFacts::tensors
+  TensorList outputs;
 
   // Graph path + display name, one '/' between them (torch names start with
   // one: torch_jit/up1/ConvTranspose): what waivers and fingerprints match.
@@ -135,6 +152,9 @@ bool parse_dims(const std::string& text, std::vector<int64_t>& dims, std::string
 
 struct ModelFacts {
   std::vector<NodeFacts> nodes;       // main graph, with subgraph nodes after their parent
+  // Every node's inputs then outputs, in walk order; reserved before the walk,
+  // so the views in NodeFacts stay valid (and other threads may read them).
+  std::vector<TensorFacts> tensors;
   Value model;                        // {ir_version, opset, input, output, io_dtypes, duplicate_io_names}
   std::vector<std::string> notes;     // model-level notes (opset too new, inference issues)
   int64_t default_opset = 0;

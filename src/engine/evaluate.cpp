@@ -87,7 +87,7 @@ bool has_unknown(const Value& v) {
   return std::any_of(v.items().begin(), v.items().end(), has_unknown);
 }
 
-uint32_t first_cause(const std::vector<TensorFacts>& tensors) {
+uint32_t first_cause(const TensorList& tensors) {
   for (const auto& t : tensors) {
     if (t.cause != 0) return t.cause;
   }

@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <set>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -418,13 +419,12 @@ class Walker {
     if (f.fold == Fold::RuntimeShape && out_values != nullptr && out_values->all_known() && node.output_size() == 1) {
       f.fold = Fold::Constant;
     }
-    auto& outputs = f.outputs;
-    outputs.reserve(static_cast<size_t>(node.output_size()));
+    const size_t first = out_.tensors.size();
     uint32_t node_cause = 0;  // created at most once per node
     for (int o = 0; o < node.output_size(); ++o) {
       const std::string& name = node.output(o);
       if (name.empty()) {
-        outputs.push_back({});
+        add_tensor({});
         continue;
       }
       ValueFacts& v = scope[name];
@@ -459,8 +459,9 @@ class Walker {
         }
       }
       v.cause = output_cause(v, node_cause, failure, schema, has_subgraph);
-      outputs.push_back({name, v.type, v.is_const, v.shape_derived, v.data, v.values, v.cause});
+      add_tensor({name, v.type, v.is_const, v.shape_derived, v.data, v.values, v.cause});
     }
+    f.outputs = TensorList(out_.tensors.data() + first, out_.tensors.size() - first);
     shared_output_type_ = nullptr;
   }
 
@@ -557,16 +558,24 @@ class Walker {
       return a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS;
     });
     f.fold = decide_fold(node, f, current_schema_, current_has_subgraph_);
-    f.inputs.reserve(input_facts_.size());
+    const size_t first = out_.tensors.size();
     for (int k = 0; k < node.input_size(); ++k) {
       const ValueFacts* v = input_facts_[static_cast<size_t>(k)];
       if (v == nullptr) {
-        f.inputs.push_back({node.input(k), nullptr, false, false, nullptr, nullptr, 0});
+        add_tensor({node.input(k), nullptr, false, false, nullptr, nullptr, 0});
       } else {
-        f.inputs.push_back({node.input(k), v->type, v->is_const, v->shape_derived, v->data, v->values, v->cause, v->initializer});
+        add_tensor({node.input(k), v->type, v->is_const, v->shape_derived, v->data, v->values, v->cause, v->initializer});
       }
     }
+    f.inputs = TensorList(out_.tensors.data() + first, out_.tensors.size() - first);
     out_.nodes.push_back(std::move(f));
+  }
+
+  // Never past the capacity reserved from the node count: the views of
+  // earlier nodes (read by the rule checks meanwhile) must not move.
+  void add_tensor(TensorFacts t) {
+    if (out_.tensors.size() == out_.tensors.capacity()) throw std::logic_error("walk: more tensors than counted");
+    out_.tensors.push_back(t);
   }
 
   // A model's opsets are fixed, so a default-domain op type has one schema
@@ -1060,9 +1069,14 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
 
   const auto& graph = model.graph();
   // NodeFacts are large; growing the vector 100k times would copy them over and over.
-  size_t count = 0;
-  for_each_node(graph, [&count](const onnx::NodeProto&, int) { ++count; });
+  size_t count = 0, tensors = 0;
+  for_each_node(graph, [&](const onnx::NodeProto& node, int) {
+    ++count;
+    tensors += static_cast<size_t>(node.input_size() + node.output_size());
+  });
   out.nodes.reserve(count);
+  out.tensors.clear();
+  out.tensors.reserve(tensors);
   Walker walker(model, out, progress);
   walker.walk(graph, graph.name().empty() ? "main_graph" : graph.name(), pinned);
   if (walker.contradictions() > 0) {
