@@ -51,9 +51,7 @@ struct LoadedModel {
 };
 
 // An arena for messages built by the thousand (a graph's nodes, the types the
-// walk infers): big blocks, and the big ones backed by transparent huge pages
-// where the kernel offers them, since first touches of fresh memory (page
-// faults) were a third of a 100k-node parse.
+// walk infers): big blocks, the big ones on huge pages (huge_pages.h).
 std::unique_ptr<google::protobuf::Arena> make_bulk_arena();
 
 // raw_data payloads larger than this are left on disk; smaller ones (shape

@@ -24,6 +24,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include "bpulint/huge_pages.h"
 #include "bpulint/side_by_side.h"
 
 namespace bpulint {
@@ -629,24 +630,6 @@ bool parse_model(const uint8_t* data, uint64_t size, onnx::ModelProto& model) {
   return true;
 }
 
-// Blocks from 2 MiB up are mapped apart and marked for huge pages: one fault
-// per 2 MiB instead of one per 4 KiB. madvise is only advice; where the
-// kernel has no huge pages the mapping works as ordinary memory.
-constexpr size_t kHugeBlock = size_t{2} << 20;
-
-void* bulk_block_alloc(size_t n) {
-  if (n < kHugeBlock) return ::operator new(n);
-  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  madvise(p, n, MADV_HUGEPAGE);
-  return p;
-}
-
-void bulk_block_dealloc(void* p, size_t n) {
-  if (n < kHugeBlock) ::operator delete(p);
-  else munmap(p, n);
-}
-
 bool load_model_impl(const std::string& path, LoadedModel& out,
                      std::string& error) {
   MappedFile file;
@@ -983,8 +966,8 @@ std::unique_ptr<google::protobuf::Arena> make_bulk_arena() {
   google::protobuf::ArenaOptions options;
   options.start_block_size = 64 << 10;
   options.max_block_size = 16 << 20;
-  options.block_alloc = bulk_block_alloc;
-  options.block_dealloc = bulk_block_dealloc;
+  options.block_alloc = allocate_bulk;  // huge pages from 2 MiB blocks up
+  options.block_dealloc = free_bulk;
   return std::make_unique<google::protobuf::Arena>(options);
 }
 
