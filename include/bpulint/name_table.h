@@ -13,8 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "bpulint/huge_pages.h"
-
 namespace bpulint {
 
 template <class V>
@@ -23,11 +21,8 @@ class NameTable {
   explicit NameTable(size_t expected) {
     size_t capacity = 16;
     while (capacity < expected * 2) capacity <<= 1;
-    slots_.reserve(capacity);
-    entries_.reserve(expected);
-    advise_huge_pages(slots_.data(), capacity * sizeof(uint64_t));
-    advise_huge_pages(entries_.data(), expected * sizeof(Entry));
     slots_.assign(capacity, 0);
+    entries_.reserve(expected);
   }
 
   const V* find(std::string_view key) const {

@@ -15,7 +15,6 @@
 
 #include "bpulint/graph_walk.h"
 #include "bpulint/guarded_inference.h"
-#include "bpulint/huge_pages.h"
 #include "bpulint/name_table.h"
 #include "shape_values.h"
 
@@ -1078,8 +1077,6 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   out.nodes.reserve(count);
   out.tensors.clear();
   out.tensors.reserve(tensors);
-  advise_huge_pages(out.nodes.data(), out.nodes.capacity() * sizeof(NodeFacts));
-  advise_huge_pages(out.tensors.data(), out.tensors.capacity() * sizeof(TensorFacts));
   Walker walker(model, out, progress);
   walker.walk(graph, graph.name().empty() ? "main_graph" : graph.name(), pinned);
   if (walker.contradictions() > 0) {

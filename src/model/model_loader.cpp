@@ -24,7 +24,6 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
-#include "bpulint/huge_pages.h"
 #include "bpulint/side_by_side.h"
 
 namespace bpulint {
@@ -966,8 +965,6 @@ std::unique_ptr<google::protobuf::Arena> make_bulk_arena() {
   google::protobuf::ArenaOptions options;
   options.start_block_size = 64 << 10;
   options.max_block_size = 16 << 20;
-  options.block_alloc = allocate_bulk;  // huge pages from 2 MiB blocks up
-  options.block_dealloc = free_bulk;
   return std::make_unique<google::protobuf::Arena>(options);
 }
 
