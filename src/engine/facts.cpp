@@ -58,15 +58,11 @@ bool has_inline_data(const onnx::TensorProto& t) {
 // no model copy, no value_info written back.
 class NodeContext final : public onnx::InferenceContext {
  public:
-  // Output types are created on the facts' arena, so they are kept without a copy.
+  // `outputs`: empty types, one per node output, that inference fills in
+  // (the walk's scratch; what it keeps goes to the TypeStore).
   NodeContext(const onnx::NodeProto& node, const std::vector<const ValueFacts*>& inputs,
-              google::protobuf::Arena* arena)
-      : node_(node), inputs_(inputs) {
-    outputs_.reserve(static_cast<size_t>(node.output_size()));
-    for (int i = 0; i < node.output_size(); ++i) {
-      outputs_.push_back(google::protobuf::Arena::CreateMessage<onnx::TypeProto>(arena));
-    }
-  }
+              const std::vector<onnx::TypeProto*>& outputs)
+      : node_(node), inputs_(inputs), outputs_(outputs) {}
 
   const onnx::AttributeProto* getAttribute(const std::string& name) const override {
     for (const auto& a : node_.attribute()) {
@@ -92,12 +88,39 @@ class NodeContext final : public onnx::InferenceContext {
   const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
   const onnx::TensorShapeProto* getSymbolicInput(size_t) const override { return nullptr; }
 
-  std::vector<onnx::TypeProto*>& outputs() { return outputs_; }
 
  private:
   const onnx::NodeProto& node_;
   const std::vector<const ValueFacts*>& inputs_;
-  std::vector<onnx::TypeProto*> outputs_;
+  const std::vector<onnx::TypeProto*>& outputs_;
+};
+
+// Types the walk keeps, each distinct one stored once on the facts' arena: a
+// 100k-node graph has a handful of distinct shapes, and a TypeProto per
+// value (inferred outputs, initializers) was a fifth of a lint's memory.
+// Types are read-only once stored, so values share them.
+class TypeStore {
+ public:
+  explicit TypeStore(google::protobuf::Arena* arena) : arena_(arena) {}
+
+  const onnx::TypeProto* keep(const onnx::TypeProto& type) {
+    key_.clear();
+    if (!type.SerializeToString(&key_)) return copy(type);
+    auto [it, inserted] = stored_.try_emplace(key_, nullptr);
+    if (inserted) it->second = copy(type);
+    return it->second;
+  }
+
+ private:
+  const onnx::TypeProto* copy(const onnx::TypeProto& type) {
+    auto* t = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(arena_);
+    *t = type;
+    return t;
+  }
+
+  google::protobuf::Arena* arena_;
+  std::string key_;  // the serialized type: equal bytes, equal type
+  std::unordered_map<std::string, const onnx::TypeProto*> stored_;
 };
 
 // Ops whose outputs differ from run to run: never constant-folded.
@@ -132,7 +155,7 @@ std::string dims_text(const onnx::TypeProto* t, bool for_pin) {
 class Walker {
  public:
   Walker(const onnx::ModelProto& model, ModelFacts& out, FactProgress* progress)
-      : out_(out), progress_(progress) {
+      : out_(out), progress_(progress), types_(out.arena.get()) {
     for (const auto& imp : model.opset_import()) {
       opsets_[is_default_domain(imp.domain()) ? "" : imp.domain()] = imp.version();
     }
@@ -220,6 +243,17 @@ class Walker {
 
   onnx::TypeProto* new_type() { return google::protobuf::Arena::CreateMessage<onnx::TypeProto>(out_.arena.get()); }
 
+  // `n` empty types for inference to fill; the same messages node after node.
+  const std::vector<onnx::TypeProto*>& clear_scratch_outputs(size_t n) {
+    while (scratch_types_.size() < n) scratch_types_.push_back(std::make_unique<onnx::TypeProto>());
+    scratch_outputs_.clear();
+    for (size_t i = 0; i < n; ++i) {
+      scratch_types_[i]->Clear();
+      scratch_outputs_.push_back(scratch_types_[i].get());
+    }
+    return scratch_outputs_;
+  }
+
   uint32_t add_cause(RootCause c) {
     out_.causes.push_back(std::move(c));
     return static_cast<uint32_t>(out_.causes.size());
@@ -260,11 +294,12 @@ class Walker {
 
   // Initializers without value_info still have a type: synthesise one.
   const onnx::TypeProto* type_of(const onnx::TensorProto& init) {
-    auto* t = new_type();
-    t->mutable_tensor_type()->set_elem_type(init.data_type());
-    auto* shape = t->mutable_tensor_type()->mutable_shape();
+    onnx::TypeProto& t = scratch_init_type_;
+    t.Clear();
+    t.mutable_tensor_type()->set_elem_type(init.data_type());
+    auto* shape = t.mutable_tensor_type()->mutable_shape();
     for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
-    return t;
+    return types_.keep(t);
   }
 
   // What the toolchain does with the node before placing it: constant-fold
@@ -369,7 +404,7 @@ class Walker {
              const std::unordered_map<std::string_view, const onnx::TypeProto*>& declared) {
     NodeFacts& f = out_.nodes.back();
     const bool is_constant = f.domain.empty() && node.op_type() == "Constant";
-    std::vector<onnx::TypeProto*> inferred;
+    std::vector<const onnx::TypeProto*> inferred;  // kept types; nullptr = nothing inferred
     const onnx::OpSchema* schema = current_schema_;
     const bool has_subgraph = current_has_subgraph_;
     const ValueFacts* first_input = input_facts_.empty() ? nullptr : input_facts_[0];
@@ -380,11 +415,13 @@ class Walker {
       // does the same without a context, a copy or an allocation.
       shared_output_type_ = first_input->type;
     } else if (schema != nullptr && !has_subgraph) {
-      NodeContext ctx(node, input_facts_, out_.arena.get());
+      NodeContext ctx(node, input_facts_, clear_scratch_outputs(static_cast<size_t>(node.output_size())));
       try {
         schema->Verify(node);  // arity and attribute types, which the functions assume
         schema->GetTypeAndShapeInferenceFunction()(ctx);
-        inferred = std::move(ctx.outputs());
+        for (const onnx::TypeProto* t : scratch_outputs_) {
+          inferred.push_back(t->value_case() == onnx::TypeProto::VALUE_NOT_SET ? nullptr : types_.keep(*t));
+        }
       } catch (const std::exception& e) {
         failure = first_line(e.what());
       }
@@ -435,8 +472,7 @@ class Walker {
       }
       const size_t i = static_cast<size_t>(o);
       auto d = declared.find(name);
-      const bool was_inferred = shared_output_type_ != nullptr ||
-                                (i < inferred.size() && inferred[i]->value_case() != onnx::TypeProto::VALUE_NOT_SET);
+      const bool was_inferred = shared_output_type_ != nullptr || (i < inferred.size() && inferred[i] != nullptr);
       if (o == 0 && symbolic_type != nullptr) {
         v.type = symbolic_type;
       } else if (was_inferred) {
@@ -591,6 +627,10 @@ class Walker {
 
   ModelFacts& out_;
   FactProgress* progress_;
+  TypeStore types_;
+  std::vector<std::unique_ptr<onnx::TypeProto>> scratch_types_;  // inference output, reused per node
+  std::vector<onnx::TypeProto*> scratch_outputs_;
+  onnx::TypeProto scratch_init_type_;
   NameTable<const onnx::OpSchema*> default_schemas_{64};  // by op type (views into the model)
   std::map<std::string, int64_t> opsets_;
   size_t graphs_ = 0;
