@@ -216,6 +216,41 @@ Value node_record(const NodeFacts& node, const std::string& op_class,
 
 // reserved_node_facts(): the root facts node_record always provides (fact_names.h).
 
+// A grow-only list whose elements never move: the first N in place, the
+// rest in a deque made on first need. A node's rules read a handful of facts,
+// and an empty std::deque already costs two allocations, per node and list.
+template <class T, size_t N>
+class StableList {
+ public:
+  template <class Pred>
+  const T* find(Pred&& pred) const {
+    for (size_t i = 0; i < size_ && i < N; ++i) {
+      if (pred(first_[i])) return &first_[i];
+    }
+    if (rest_) {
+      for (const T& e : *rest_) {
+        if (pred(e)) return &e;
+      }
+    }
+    return nullptr;
+  }
+  const T& push_back(T value) {
+    if (size_ < N) {
+      first_[size_] = std::move(value);
+      return first_[size_++];
+    }
+    if (!rest_) rest_ = std::make_unique<std::deque<T>>();
+    rest_->push_back(std::move(value));
+    ++size_;
+    return rest_->back();
+  }
+
+ private:
+  T first_[N];
+  size_t size_ = 0;
+  std::unique_ptr<std::deque<T>> rest_;
+};
+
 // The facts of node_record(node, op_class), each built only when an
 // expression first reads it and kept for the node's other rules: a node's
 // rules read a handful of facts, while its record would hold every schema
@@ -235,18 +270,18 @@ class NodeFactSource final : public FactSource {
   const NodeFacts& node_;
   const std::string& op_class_;
   struct Entry {
-    FactId id;
-    bool present;
+    FactId id{};
+    bool present = false;
     Value value;
   };
-  mutable std::deque<Entry> cache_;  // a deque: facts handed out stay put as others are added
+  mutable StableList<Entry, 8> cache_;  // facts handed out stay put as others are added
   struct Element {
-    FactId list;
-    size_t index;
-    FactId field;
+    FactId list{};
+    size_t index = 0;
+    FactId field{};
     Value value;
   };
-  mutable std::deque<Element> elements_;  // input[k].field read through element_field
+  mutable StableList<Element, 8> elements_;  // input[k].field read through element_field
   mutable const onnx::OpSchema* schema_ = nullptr;
   mutable bool schema_known_ = false;
   mutable std::unique_ptr<Value> conv_;  // convolution attributes with their defaults resolved

@@ -1219,11 +1219,10 @@ const Value* NodeFactSource::element_field(FactId list, size_t index, FactId fie
   if (index >= tensors.size()) return nullptr;  // the general path says "out of range"
   auto f = std::find_if(kFields.begin(), kFields.end(), [&](const auto& e) { return e.first == field; });
   if (f == kFields.end()) return nullptr;  // ... and "has no field"
-  for (const Element& e : elements_) {
-    if (e.list == list && e.index == index && e.field == field) return &e.value;
-  }
-  elements_.push_back({list, index, field, tensor_field(tensors[index], f->second)});
-  return &elements_.back().value;
+  const Element* seen =
+      elements_.find([&](const Element& e) { return e.list == list && e.index == index && e.field == field; });
+  if (seen != nullptr) return &seen->value;
+  return &elements_.push_back({list, index, field, tensor_field(tensors[index], f->second)}).value;
 }
 
 long NodeFactSource::list_size(FactId list) const {
@@ -1235,13 +1234,13 @@ long NodeFactSource::list_size(FactId list) const {
 }
 
 const Value* NodeFactSource::fact(FactId id, const std::string& name) const {
-  for (const Entry& e : cache_) {
-    if (e.id == id) return e.present ? &e.value : nullptr;
+  if (const Entry* seen = cache_.find([id](const Entry& e) { return e.id == id; })) {
+    return seen->present ? &seen->value : nullptr;
   }
   Value v;
   const bool present = compute(id, name, v);
-  cache_.push_back({id, present, std::move(v)});
-  return present ? &cache_.back().value : nullptr;
+  const Entry& e = cache_.push_back({id, present, std::move(v)});
+  return present ? &e.value : nullptr;
 }
 
 // As node_record: the node's attribute (the last of that name) over the
