@@ -37,6 +37,14 @@ Diagnostic diagnostic(const Rule* rule, Severity severity, Outcome outcome, std:
   return d;
 }
 
+// What check_node needs to know about an op type, looked up once per type.
+struct OpPlan {
+  const OpPlacement* placement = nullptr;  // the platform's entry; nullptr = not classified
+  OpClass effective = OpClass::Unknown;    // after lowering
+  const std::vector<const Rule*>* rules = nullptr;
+  const std::vector<const SiblingRule*>* siblings = nullptr;
+};
+
 // Rules by op type, so evaluation costs O(nodes x rules-per-op), not O(nodes x rules).
 struct RuleIndex {
   std::unordered_map<std::string, std::vector<const Rule*>> by_op;
@@ -46,8 +54,25 @@ struct RuleIndex {
   std::unordered_map<std::string, const OpPlacement*> op_classes;
   // Sibling chips' limits this platform lacks, by op type.
   std::unordered_map<std::string, std::vector<const SiblingRule*>> siblings_by_op;
+  const Platform& platform;
 
-  explicit RuleIndex(const Platform& p) {
+  // The plan of an op type, made on its first node: one lookup per node
+  // instead of four. Not thread-safe: one index per evaluating thread.
+  const OpPlan& plan(const std::string& op) const {
+    auto [it, inserted] = plans_.try_emplace(op);
+    if (!inserted) return it->second;
+    OpPlan& p = it->second;
+    auto cls = op_classes.find(op);
+    p.placement = cls == op_classes.end() ? nullptr : cls->second;
+    p.effective = platform.effective_class(op);
+    auto rules = by_op.find(op);
+    p.rules = rules == by_op.end() ? nullptr : &rules->second;
+    auto sib = siblings_by_op.find(op);
+    p.siblings = sib == siblings_by_op.end() ? nullptr : &sib->second;
+    return p;
+  }
+
+  explicit RuleIndex(const Platform& p) : platform(p) {
     for (const auto& kv : p.ops) op_classes[kv.first] = &kv.second;
     for (const auto& r : p.rules) {
       if (r.scope == RuleScope::Model) {
@@ -68,6 +93,9 @@ struct RuleIndex {
       }
     }
   }
+
+ private:
+  mutable std::unordered_map<std::string, OpPlan> plans_;
 };
 
 std::string first_unknown_reason(const Value& v, const Trace& trace) {
@@ -194,10 +222,10 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
   if (n.fold != Fold::None) return;
   const size_t first = out.size();
   std::string op_class = "unknown";
+  const OpPlan& plan = index_of.plan(n.op_type);
   if (n.domain.empty()) {
-    auto found = index_of.op_classes.find(n.op_type);
-    const OpPlacement* cls = found == index_of.op_classes.end() ? nullptr : found->second;
-    const OpClass effective = platform.effective_class(n.op_type);
+    const OpPlacement* cls = plan.placement;
+    const OpClass effective = plan.effective;
     if (cls != nullptr) op_class = op_class_name(effective);
     if (cls == nullptr) {
       out.push_back(diagnostic(&builtin_rule(builtin::kOpNotInDatabase), Severity::Note, Outcome::Unknown,
@@ -216,20 +244,16 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
                                index));
     }
   }  // custom-domain ops: once per op type, added by add_custom_op_notes
-  auto it = index_of.by_op.find(n.op_type);
-  const bool has_op_rules = it != index_of.by_op.end();
-  auto sib = index_of.siblings_by_op.find(n.op_type);
-  const bool has_siblings = sib != index_of.siblings_by_op.end();
-  if (has_op_rules || has_siblings || !index_of.any_op.empty()) {
+  if (plan.rules != nullptr || plan.siblings != nullptr || !index_of.any_op.empty()) {
     // Facts are read from the node as the rules ask for them, and dropped after: memory stays flat.
     const NodeFactSource record(n, op_class);
-    if (has_op_rules) {
-      for (const Rule* r : it->second) {
+    if (plan.rules != nullptr) {
+      for (const Rule* r : *plan.rules) {
         if (r->domain == n.domain) check(*r, record, index, &n, out);
       }
     }
     for (const Rule* r : index_of.any_op) check(*r, record, index, &n, out);
-    if (has_siblings) check_siblings(sib->second, record, index, n, platform, out);
+    if (plan.siblings != nullptr) check_siblings(*plan.siblings, record, index, n, platform, out);
   }
   std::sort(out.begin() + static_cast<long>(first), out.end(),
             [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
