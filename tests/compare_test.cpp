@@ -106,7 +106,7 @@ Compared compare_text(const std::string& model, const std::string& log_text, con
 
 std::vector<std::string> names(const Compared& r, const std::vector<NodeComparison>& list) {
   std::vector<std::string> out;
-  for (const auto& n : list) out.push_back(r.report.facts.nodes[static_cast<size_t>(n.node)].name);
+  for (const auto& n : list) out.emplace_back(r.report.facts.nodes[static_cast<size_t>(n.node)].name);
   return out;
 }
 

@@ -114,7 +114,7 @@ enum class Fold : uint8_t {
 
 struct NodeFacts {
   std::string graph_path;    // "torch_jit", "torch_jit/If_3.then_branch"
-  std::string name;          // the node's name, possibly empty
+  std::string_view name;     // the node's name, possibly empty; views the ModelProto
   std::string display_name;  // name, or "<op_type>_<index>" when unnamed
   size_t index_in_graph = 0;
   size_t walk_order = 0;     // position in walk_graph's order (== index in ModelFacts::nodes)

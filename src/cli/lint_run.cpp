@@ -263,7 +263,7 @@ class Runner {
       std::string why_not;
       const FixOption* chosen = choose_fix(plan, o_.fix_strategy, why_not);
       const NodeFacts& node = r.facts.nodes[static_cast<size_t>(plan.node)];
-      layers.push_back({chosen != nullptr ? chosen->id : "", plan.params, torch_module_path(node.name),
+      layers.push_back({chosen != nullptr ? chosen->id : "", plan.params, torch_module_path(std::string(node.name)),
                         chosen != nullptr ? "" : why_not, node.display_name});
       replaced += chosen != nullptr ? 1 : 0;
     }

@@ -25,7 +25,7 @@ Comparison compare_placement(const ModelReport& report, const CompileLog& log) {
       ++c.subgraph_nodes;
       continue;
     }
-    if (!nodes[i].name.empty()) by_name[nodes[i].name].push_back(static_cast<long>(i));
+    if (!nodes[i].name.empty()) by_name[std::string(nodes[i].name)].push_back(static_cast<long>(i));
   }
 
   std::map<long, Seen> seen;

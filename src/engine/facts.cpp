@@ -1155,7 +1155,7 @@ Value node_record(const NodeFacts& n, const std::string& op_class, const FactSel
   if (select.op) rec.set("op", Value::of_string(n.op_type));
   if (select.domain) rec.set("domain", Value::of_string(n.domain));
   if (select.opset || select.attributes) rec.set("opset", Value::of_int(n.opset));
-  if (select.name) rec.set("name", Value::of_string(n.name));
+  if (select.name) rec.set("name", Value::of_string(std::string(n.name)));
   if (select.op_class) rec.set("op_class", Value::of_string(op_class));
   if (select.max_rank) rec.set("max_rank", max_rank(n));
   if (select.input || (conv_like && select.attributes)) {
@@ -1273,7 +1273,7 @@ bool NodeFactSource::compute(FactId id, const std::string& name, Value& out) con
     case kOp: out = Value::of_string(n.op_type); return true;
     case kDomain: out = Value::of_string(n.domain); return true;
     case kOpset: out = Value::of_int(n.opset); return true;
-    case kName: out = Value::of_string(n.name); return true;
+    case kName: out = Value::of_string(std::string(n.name)); return true;
     case kOpClass: out = Value::of_string(op_class_); return true;
     case kMaxRank: out = max_rank(n); return true;
     case kInput:
