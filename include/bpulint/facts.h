@@ -115,7 +115,7 @@ enum class Fold : uint8_t {
 struct NodeFacts {
   std::string graph_path;    // "torch_jit", "torch_jit/If_3.then_branch"
   std::string_view name;     // the node's name, possibly empty; views the ModelProto
-  std::string display_name;  // name, or "<op_type>_<index>" when unnamed
+  std::string_view display_name;  // name, or "<op_type>_<index>" when unnamed (kept in ModelFacts::made_names)
   size_t index_in_graph = 0;
   size_t walk_order = 0;     // position in walk_graph's order (== index in ModelFacts::nodes)
   size_t graph_id = 0;       // unique per graph walked; 0 = the main graph (display names may repeat)
@@ -131,8 +131,10 @@ struct NodeFacts {
   // one: torch_jit/up1/ConvTranspose): what waivers and fingerprints match.
   // Baselines key unnamed nodes by their outputs instead (config.cpp).
   std::string path() const { return node_path(graph_path, display_name); }
-  static std::string node_path(const std::string& graph, const std::string& node) {
-    return graph + (!node.empty() && node[0] == '/' ? "" : "/") + node;
+  static std::string node_path(std::string_view graph, std::string_view node) {
+    std::string path(graph);
+    if (node.empty() || node[0] != '/') path += '/';
+    return path.append(node);
   }
 };
 
@@ -162,6 +164,7 @@ struct ModelFacts {
   std::vector<RootCause> causes;      // TensorFacts::cause - 1 indexes this
   std::vector<std::string> pinned_inputs;  // the pins that applied (graph input names)
   std::deque<IntValues> int_values;   // TensorFacts::values points here (a deque: addresses stay put)
+  std::deque<std::string> made_names; // display names of unnamed nodes ("Relu_3"), viewed by NodeFacts
   const RootCause* cause(uint32_t id) const { return id == 0 || id > causes.size() ? nullptr : &causes[id - 1]; }
   // Inferred and pinned types live on an arena: one allocation per block,
   // not per message, and stable addresses for the pointers above.

@@ -264,7 +264,7 @@ class Runner {
       const FixOption* chosen = choose_fix(plan, o_.fix_strategy, why_not);
       const NodeFacts& node = r.facts.nodes[static_cast<size_t>(plan.node)];
       layers.push_back({chosen != nullptr ? chosen->id : "", plan.params, torch_module_path(std::string(node.name)),
-                        chosen != nullptr ? "" : why_not, node.display_name});
+                        chosen != nullptr ? "" : why_not, std::string(node.display_name)});
       replaced += chosen != nullptr ? 1 : 0;
     }
     std::ostream& log = text_output() ? out_ : std::cerr;

@@ -158,7 +158,7 @@ std::string rule_stub(const StubInput& in) {
                                                            : " line " + std::to_string(in.row_line));
   std::ostringstream out;
   out << "# Rule stub from `bpu-lint compare " << comment_text(in.model) << " " << comment_text(in.log) << "`.\n"
-      << "# " << comment_text(node.display_name) << " (" << comment_text(node.op_type) << "): predicted on the BPU on "
+      << "# " << comment_text(std::string(node.display_name)) << " (" << comment_text(node.op_type) << "): predicted on the BPU on "
       << platform.name << "; the compiler ran it on the CPU (log line " << in.row_line << ").\n";
   if (!versions.empty()) out << "# Toolchain in the log: " << comment_text(versions) << ".\n";
   if (in.reason != nullptr) out << "# Reason in the log (line " << in.reason->line << "): " << comment_text(reason) << "\n";
@@ -201,7 +201,7 @@ std::string rule_stub(const StubInput& in) {
     name = kebab(node.op_type) + "-cpu-placement-" + kebab(platform.name);
   }
   const std::string source = "bpu-lint compare: " + where + (versions.empty() ? "" : " (" + versions + ")") + ": " +
-                             (reason.empty() ? comment_text(node.display_name) + " ran on the CPU" : reason);
+                             (reason.empty() ? comment_text(std::string(node.display_name)) + " ran on the CPU" : reason);
 
   out << "# Check it with `bpu-lint rules validate FILE`, use it with `--rules FILE` (or `rules:` in\n"
       << "# .bpu-lint.yaml) and run compare again; set status: verified once your logs confirm it.\n"

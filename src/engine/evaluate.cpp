@@ -322,7 +322,7 @@ void fold_repeats(const ModelFacts& facts, std::vector<Diagnostic>& diagnostics)
     if (members.size() < 2) continue;
     std::string names;
     for (size_t i = 0; i < members.size() && i < 3; ++i) {
-      names += (i ? ", '" : "'") + facts.nodes[static_cast<size_t>(members[i]->node)].display_name + "'";
+      names.append(i ? ", '" : "'").append(facts.nodes[static_cast<size_t>(members[i]->node)].display_name) += '\'';
     }
     if (members.size() > 3) names += " and " + std::to_string(members.size() - 3) + " more";
     members[0]->message += "; on " + std::to_string(members.size()) + " nodes: " + names;

@@ -580,7 +580,11 @@ class Walker {
     NodeFacts f;
     f.graph_path = path;
     f.name = node.name();
-    f.display_name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+    if (node.name().empty()) {
+      f.display_name = out_.made_names.emplace_back(node.op_type() + "_" + std::to_string(index));
+    } else {
+      f.display_name = node.name();
+    }
     f.index_in_graph = index;
     f.walk_order = out_.nodes.size();
     f.graph_id = graph_id;
@@ -1091,6 +1095,7 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   out.unanalysed_functions.clear();
   out.causes.clear();
   out.int_values.clear();
+  out.made_names.clear();
   out.pinned_inputs.clear();
   out.arena = make_bulk_arena();
   const onnx::ModelProto& model = *loaded.model;

@@ -81,7 +81,7 @@ Violations replacement_violations(const std::string& fix, const NodeFacts& node,
     const auto& n = facts.nodes[static_cast<size_t>(d.node)];
     const bool is_error = severity == Severity::Error;
     (is_error ? out.found : warnings)
-        .push_back(d.rule->id + (is_error ? "" : " (warning)") + " on " + n.op_type + " '" + n.display_name + "': " +
+        .push_back(d.rule->id + (is_error ? "" : " (warning)") + " on " + n.op_type + " '" + std::string(n.display_name) + "': " +
                    d.message);
     out.errors += is_error ? 1 : 0;
   }

@@ -56,7 +56,7 @@ bool waiver_matches(const Waiver& w, const Diagnostic& d, const ModelReport& r) 
   if (!glob(w.rule, d.rule->id)) return false;
   if (d.node < 0) return glob(w.node, "<model>");
   const NodeFacts& n = r.facts.nodes[static_cast<size_t>(d.node)];
-  return glob(w.node, std::string(n.name)) || glob(w.node, n.display_name) || glob(w.node, n.path());
+  return glob(w.node, std::string(n.name)) || glob(w.node, std::string(n.display_name)) || glob(w.node, n.path());
 }
 
 // A node's identity in a baseline: its graph's path + its name, or, when

@@ -195,7 +195,7 @@ std::string compare_json(const CompareView& v) {
   }
   w.end_array();
   w.key("not_placed").begin_array();
-  for (long n : c.not_placed) w.value(v.report->facts.nodes[static_cast<size_t>(n)].display_name);
+  for (long n : c.not_placed) w.value(std::string(v.report->facts.nodes[static_cast<size_t>(n)].display_name));
   w.end_array();
   w.member("compiler_made_rows", c.compiler_made).member("table_line", log.table_line).member("tables", log.tables);
   w.key("versions").begin_object();

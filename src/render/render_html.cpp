@@ -544,7 +544,7 @@ class HtmlReport {
   std::string node_cell(const ModelReport& r, const ReportGraph* g, long node, const std::string& id) {
     if (node < 0 || static_cast<size_t>(node) >= r.facts.nodes.size()) return "<td data-sort=\"-1\">(model)</td>";
     const NodeFacts& n = r.facts.nodes[static_cast<size_t>(node)];
-    std::string name = "<span class=\"mono\">" + esc(n.display_name) + "</span>";
+    std::string name = "<span class=\"mono\">" + esc(std::string(n.display_name)) + "</span>";
     const long item = g != nullptr ? g->item_of_node[static_cast<size_t>(node)] : -1;
     if (item >= 0) {
       name = "<a class=\"to-graph\" href=\"#" + id + "_" + graph_item_id(*g, static_cast<size_t>(item)) + "\">" + name +
@@ -647,7 +647,7 @@ class HtmlReport {
       out_ += "<div class=\"fix-result\">";
       if (known) {
         const NodeFacts& n = r.facts.nodes[static_cast<size_t>(res.node)];
-        out_ += "<h4>" + esc(n.op_type) + " <span class=\"mono\">" + esc(n.display_name) + "</span></h4>";
+        out_ += "<h4>" + esc(n.op_type) + " <span class=\"mono\">" + esc(std::string(n.display_name)) + "</span></h4>";
       }
       out_ += "<p class=\"proof " + std::string(res.applied ? "ok" : "no") + "\">" + esc(proof_line(res)) + "</p>\n";
       if (known && res.applied) {

@@ -98,7 +98,7 @@ void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived, Se
     w.member("rule", d.rule->id).member("name", d.rule->name).member("severity", severity_name(d.severity));
     w.member("outcome", d.outcome == Outcome::Fail ? "fail" : "unknown");
     if (n != nullptr) {
-      w.member("node", n->display_name).member("graph_path", n->graph_path);
+      w.member("node", std::string(n->display_name)).member("graph_path", n->graph_path);
       w.member("node_index", n->index_in_graph).member("op_type", n->op_type);
     } else {
       w.member_null("node").member_null("graph_path").member_null("node_index").member_null("op_type");
@@ -149,7 +149,7 @@ void write_fixed_model(JsonWriter& w, const ModelReport& r, const FixRun& run, c
   for (const auto& res : run.results) {
     w.begin_object();
     if (res.node >= 0 && static_cast<size_t>(res.node) < r.facts.nodes.size()) {
-      w.member("node", r.facts.nodes[static_cast<size_t>(res.node)].display_name);
+      w.member("node", std::string(r.facts.nodes[static_cast<size_t>(res.node)].display_name));
     } else {
       w.member_null("node");
     }

@@ -207,7 +207,7 @@ struct Builder {
   // Logical location of a node (its graph first), returns the node's index.
   size_t node_location(const NodeFacts& n) {
     const long graph = static_cast<long>(intern("module", n.graph_path, n.graph_path, -1, nullptr));
-    return intern("node", n.display_name, n.path(), graph, &n);
+    return intern("node", std::string(n.display_name), n.path(), graph, &n);
   }
 
   void write_rules(JsonWriter& w) {

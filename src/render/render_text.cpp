@@ -29,7 +29,7 @@ struct Palette {
 std::string where(const ModelReport& r, const Diagnostic& d) {
   if (d.node < 0) return printable_text(r.path);
   const auto& n = r.facts.nodes[static_cast<size_t>(d.node)];
-  return printable_text(r.path + ": " + n.op_type + " '" + n.display_name + "'");
+  return printable_text(r.path + ": " + n.op_type + " '" + std::string(n.display_name) + "'");
 }
 
 std::string facts_text(const Trace& trace) {

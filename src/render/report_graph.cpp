@@ -630,7 +630,7 @@ class DotWriter {
     if (!it.rules.empty()) {
       label.push_back(it.rules[0] + (it.rules.size() > 1 ? " +" + std::to_string(it.rules.size() - 1) : ""));
     }
-    std::vector<std::string> tip = {op + " '" + n.display_name + "': " + st.label,
+    std::vector<std::string> tip = {op + " '" + std::string(n.display_name) + "': " + st.label,
                                     "graph " + n.graph_path + ", node #" + std::to_string(n.index_in_graph)};
     for (const auto& o : n.outputs) {
       if (!o.name.empty()) tip.push_back("out " + shorten_tail(tensor_text(o), 120));
@@ -660,7 +660,7 @@ class DotWriter {
     const NodeFacts& first = r_.facts.nodes[static_cast<size_t>(it.node)];
     const std::vector<std::string> label = {plural(it.hidden, "node", "nodes"), counts};
     const std::string tip = plural(it.hidden, "node", "nodes") + " collapsed (" + counts + "), from " + first.op_type +
-                            " '" + first.display_name + "'";
+                            " '" + std::string(first.display_name) + "'";
     out_ << ", class=\"collapsed\", shape=box3d, style=\"filled\", fillcolor=\"#eef4f0\", color=\"#7fae8f\", "
             "fontcolor=\"#2f4f3a\", fontsize=9, label="
          << dot_quote_lines(label) << ", tooltip=" << dot_quote(tip);
