@@ -88,7 +88,6 @@ class NodeContext final : public onnx::InferenceContext {
   const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
   const onnx::TensorShapeProto* getSymbolicInput(size_t) const override { return nullptr; }
 
-
  private:
   const onnx::NodeProto& node_;
   const std::vector<const ValueFacts*>& inputs_;
