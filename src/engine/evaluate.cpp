@@ -5,13 +5,12 @@
 #include <cstdlib>
 #include <string>
 #include <functional>
-#include <exception>
-#include <thread>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "bpulint/builtin_rules.h"
+#include "bpulint/side_by_side.h"
 
 namespace bpulint {
 namespace {
@@ -350,28 +349,24 @@ std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const
   const RuleIndex index(platform);
   std::vector<Diagnostic> nodes;
   // Node i is checked as soon as the walk has published it; the walk runs on
-  // this thread, the checks on another.
-  std::exception_ptr checker_failure;
-  std::thread checker([&] {
-    try {
-      for (size_t i = 0; progress.wait_for(i); ++i) {
-        check_node(facts.nodes[i], static_cast<long>(i), platform, index, nodes);
-      }
-    } catch (...) {
-      checker_failure = std::current_exception();
-    }
-  });
+  // this thread, the checks on another (after the walk, when no thread starts).
   bool ok = false;
-  std::exception_ptr extract_failure;
-  try {
-    ok = extract();
-  } catch (...) {
-    extract_failure = std::current_exception();
-    progress.finish();
-  }
-  checker.join();  // always: a joinable thread must not be destroyed
-  if (extract_failure) std::rethrow_exception(extract_failure);
-  if (checker_failure) std::rethrow_exception(checker_failure);
+  run_side_by_side(
+      [&] {
+        // However `extract` ends, the checks learn that the walk is over.
+        try {
+          ok = extract();
+        } catch (...) {
+          progress.finish();
+          throw;
+        }
+        progress.finish();
+      },
+      [&] {
+        for (size_t i = 0; progress.wait_for(i); ++i) {
+          check_node(facts.nodes[i], static_cast<long>(i), platform, index, nodes);
+        }
+      });
   if (!ok) return {};
   add_custom_op_notes(facts, nodes);
   fold_repeats(facts, nodes);

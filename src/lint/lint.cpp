@@ -1,10 +1,10 @@
 #include "bpulint/lint.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "bpulint/evaluate.h"
 #include "bpulint/model_checker.h"
+#include "bpulint/side_by_side.h"
 
 namespace bpulint {
 
@@ -39,27 +39,22 @@ ModelReport lint_read_model(const std::string& path, ModelRead read, const Platf
   const std::string cannot_check = checker_cannot_judge(*r.loaded->model);
   bool valid = true;
   std::string check_error;
-  std::thread checker;
-  if (cannot_check.empty()) {
-    checker = std::thread([&] { valid = check_onnx_model(*r.loaded->model, r.loaded->folder, check_error); });
-  }
-  struct Join {
-    std::thread& t;
-    ~Join() {
-      if (t.joinable()) t.join();
-    }
-  } join{checker};
   // Rule checks overlap the walk too: node i is checked once the walk has published it.
   FactProgress progress;
   bool extracted = false;
-  r.diagnostics = evaluate_while_extracting(r.facts, platform, progress, [&] {
-    extracted = extract_facts(*r.loaded, options, r.facts, error, &progress);
-    if (extracted && !cannot_check.empty()) {
-      r.facts.notes.push_back("not checked by the ONNX checker: " + cannot_check);
-    }
-    return extracted;
-  });
-  if (checker.joinable()) checker.join();
+  run_side_by_side(
+      [&] {
+        r.diagnostics = evaluate_while_extracting(r.facts, platform, progress, [&] {
+          extracted = extract_facts(*r.loaded, options, r.facts, error, &progress);
+          if (extracted && !cannot_check.empty()) {
+            r.facts.notes.push_back("not checked by the ONNX checker: " + cannot_check);
+          }
+          return extracted;
+        });
+      },
+      [&] {
+        if (cannot_check.empty()) valid = check_onnx_model(*r.loaded->model, r.loaded->folder, check_error);
+      });
   if (!valid) {
     r = ModelReport{};
     r.path = path;
@@ -71,8 +66,8 @@ ModelReport lint_read_model(const std::string& path, ModelRead read, const Platf
     return r;
   }
   if (planning != FixPlanning::ByApplyConfig) {
-  r.placement = place_nodes(r.facts, platform, r.diagnostics);
-  r.summary = summarize(r.facts, r.placement, r.diagnostics);
+    r.placement = place_nodes(r.facts, platform, r.diagnostics);
+    r.summary = summarize(r.facts, r.placement, r.diagnostics);
   }
   if (planning == FixPlanning::Now) r.fix_plans = plan_fixes(r.facts, r.diagnostics, platform);
   r.ok = true;
