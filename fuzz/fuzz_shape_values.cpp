@@ -265,8 +265,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // compared with -1, since a dim is never negative): never on a runtime
     // activation.
     if (n.fold == Fold::Constant && n.op_type != "Shape" && n.op_type != "Size") {
+      bool reads_shape_arithmetic = false;
       for (const auto& t : n.inputs) {
         FUZZ_CHECK(t.name.empty() || t.is_const || t.shape_derived, "a folded node reads a runtime value");
+        reads_shape_arithmetic = reads_shape_arithmetic || (!t.name.empty() && !t.is_const);
+      }
+      // ... and then only because its result is known whatever the dims are.
+      if (reads_shape_arithmetic) {
+        FUZZ_CHECK(n.outputs.size() == 1 && n.outputs[0].values != nullptr && n.outputs[0].values->all_known(),
+                   "a node folded on shape arithmetic has no known result");
       }
     }
     for (const auto* list : {&n.inputs, &n.outputs}) {
