@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -527,6 +528,37 @@ TEST_CASE("graphviz: a graph it cannot read is an error message, not a crash") {
   CHECK(svg.empty());
   CHECK(layout_svg("digraph { a -> b }", svg, error));
   CHECK(svg.find("<svg") != std::string::npos);
+}
+
+// Graphviz's default ids for named objects are the addresses of their
+// interned names, and the dot layout emits clusters in id order, so the
+// SVG followed the heap. Freed chunks of the names' sizes, handed back by
+// malloc in falling address order, made the old order the reverse of the DOT's.
+TEST_CASE("graphviz: clusters come out in the DOT's order, whatever the heap holds") {
+  std::string dot = "digraph {\n";
+  for (int k = 0; k < 12; ++k) {
+    const std::string id = std::to_string(k);
+    dot += "subgraph cluster_" + id + " { label=\"C" + id + "\"; n" + id + " }\n";
+    if (k > 0) dot += "n" + std::to_string(k - 1) + " -> n" + id + "\n";
+  }
+  dot += "}\n";
+  std::string first, svg, error;
+  REQUIRE(layout_svg(dot, first, error));
+  for (size_t size = 24; size <= 96; size += 8) {
+    std::vector<char*> blocks;
+    for (int k = 0; k < 64; ++k) blocks.push_back(static_cast<char*>(std::malloc(size)));
+    std::sort(blocks.begin(), blocks.end());
+    for (char* b : blocks) std::free(b);  // rising, so malloc returns them falling
+  }
+  REQUIRE(layout_svg(dot, svg, error));
+  CHECK(svg == first);
+  size_t at = 0;
+  for (int k = 0; k < 12; ++k) {
+    const size_t found = svg.find("<title>cluster_" + std::to_string(k) + "</title>");
+    REQUIRE(found != std::string::npos);
+    CHECK_MESSAGE(found > at, "cluster_" << k << " is out of the DOT's order");
+    at = found;
+  }
 }
 
 TEST_CASE("report graph: subgraph bodies are clusters hanging off their owner, islands inside them") {

@@ -3,8 +3,13 @@
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
+#include <algorithm>
+#include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 
 // The dot layout and the core renderers (svg) are linked in as builtins:
 // no plugin configuration file (config6) to find, no pango or cairo, and
@@ -53,6 +58,69 @@ int collect_message(char* text) {
   return 0;
 }
 
+// Object ids in creation order. Graphviz's own id discipline makes a named
+// object's id the address of its interned name, and the dot layout visits
+// clusters in id order: the SVG's cluster order (and the island numbering a
+// reader sees first) then followed the heap, which our other threads make
+// different from run to run. Named objects get even ids and anonymous ones
+// odd ids, as in Graphviz's discipline, because agnameof tells them apart so.
+struct CreationOrderIds {
+  std::unordered_map<std::string, IDTYPE> ids;
+  std::deque<std::string> names;  // names[k] is the name of id 2 * (k + 1)
+  IDTYPE next_anonymous = 1;
+};
+
+void* ids_open(Agraph_t*, Agdisc_t*) { return new CreationOrderIds; }
+
+long ids_map(void* state, int, char* name, IDTYPE* id, int create) {
+  auto& s = *static_cast<CreationOrderIds*>(state);
+  if (name == nullptr) {
+    *id = s.next_anonymous;
+    s.next_anonymous += 2;
+    return 1;
+  }
+  const auto found = s.ids.find(name);
+  if (found != s.ids.end()) {
+    *id = found->second;
+    return 1;
+  }
+  if (create == 0) return 0;
+  s.names.emplace_back(name);
+  *id = static_cast<IDTYPE>(2 * s.names.size());
+  s.ids.emplace(s.names.back(), *id);
+  return 1;
+}
+
+long ids_alloc(void*, int, IDTYPE) { return 0; }
+void ids_free(void*, int, IDTYPE) {}
+
+char* ids_print(void* state, int, IDTYPE id) {
+  auto& s = *static_cast<CreationOrderIds*>(state);
+  if (id % 2 != 0 || id == 0 || id / 2 > s.names.size()) return nullptr;
+  return &s.names[id / 2 - 1][0];
+}
+
+void ids_close(void* state) { delete static_cast<CreationOrderIds*>(state); }
+void ids_register(void*, int, void*) {}
+
+Agiddisc_t kCreationOrderIds = {ids_open, ids_map,   ids_alloc,   ids_free,
+                                ids_print, ids_close, ids_register};
+
+// Reads the DOT text from memory for agread.
+struct DotText {
+  const char* next;
+  size_t left;
+};
+
+int read_dot(void* chan, char* buf, int size) {
+  auto& text = *static_cast<DotText*>(chan);
+  const size_t n = std::min(text.left, static_cast<size_t>(size));
+  std::memcpy(buf, text.next, n);
+  text.next += n;
+  text.left -= n;
+  return static_cast<int>(n);
+}
+
 std::string first_line(const std::string& text, const char* fallback) {
   const auto end = text.find('\n');
   const std::string line = text.substr(0, end);
@@ -80,7 +148,11 @@ bool layout_svg(const std::string& dot, std::string& svg, std::string& error) {
     error = "cannot start Graphviz";
     return false;
   }
-  std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> graph(agmemread(dot.c_str()), agclose);
+  Agiodisc_t from_memory = AgIoDisc;
+  from_memory.afread = read_dot;
+  Agdisc_t disc = {&AgMemDisc, &kCreationOrderIds, &from_memory};
+  DotText text{dot.data(), dot.size()};
+  std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> graph(agread(&text, &disc), agclose);
   if (!graph) {
     error = "Graphviz cannot read the graph: " + first_line(messages, "syntax error");
     return false;
