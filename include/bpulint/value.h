@@ -59,6 +59,9 @@ class Value {
 
   // Structural equality (Int 2 == Float 2.0). Unknown equals nothing.
   bool equals(const Value& other) const;
+  // Indistinguishable to anything that reads it: same kind, same bits (Int 2
+  // is not Float 2.0), Unknown with the same reason; lists and records deep.
+  bool identical(const Value& other) const;
 
  private:
   // 16 bytes: facts are built and copied per node, so scalars carry no

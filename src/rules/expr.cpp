@@ -570,6 +570,7 @@ class Parser {
     n->uses_bound = uses_bound;
     mark_fact_chain(*n);
     mark_element_field(*n);
+    mark_bound_field(*n);
     n->text = canonical_text(*n);
     return n;
   }
@@ -586,6 +587,12 @@ class Parser {
     n.element_field = true;
     n.element_index = static_cast<size_t>(k.literal.as_int());
     n.field_fact = intern_fact(n.name);
+  }
+
+  // `t.dtype` in `all(t in input: ...)`: the bound element's field, asked of
+  // the source directly when the quantifier walks a root list lazily.
+  static void mark_bound_field(Node& n) {
+    if (n.kind == NodeKind::Member && n.kids[0]->kind == NodeKind::BoundVar) n.field_fact = intern_fact(n.name);
   }
 
   // A fact chain is `root_name(.member | [index] | [lo:hi])*` where no index
@@ -1145,7 +1152,7 @@ class Evaluator {
     switch (n.kind) {
       case NodeKind::Literal: return Ref::to(n.literal);
       case NodeKind::RootIdent: return eval_root_ident(n);
-      case NodeKind::BoundVar: return Ref::to(*env_.at(n.slot));
+      case NodeKind::BoundVar: return eval_bound_var(n);
       case NodeKind::Member: return eval_member(n);
       case NodeKind::Index: return eval_index(n);
       case NodeKind::Slice: return eval_slice(n);
@@ -1171,10 +1178,28 @@ class Evaluator {
     return Ref::to(*v);
   }
 
+  // A lazily bound element is read from its list only when the body needs
+  // all of it; its fields are asked of the source one by one (eval_member).
+  Ref eval_bound_var(const Node& n) {
+    const Binding& b = env_.at(n.slot);
+    if (b.value != nullptr) return Ref::to(*b.value);
+    const Value* list = root_.fact(b.list->fact, b.list->name);
+    if (list == nullptr || list->kind() != Value::Kind::List || b.index >= list->items().size()) {
+      return Ref::own(Value::unknown("internal error: " + b.list->name + " changed length"));
+    }
+    return Ref::to(list->items()[b.index]);
+  }
+
   Ref eval_member(const Node& n) {
     // Untraced only: a trace lists the facts read, and the shortcut reads fewer.
     if (n.element_field && trace_ == nullptr) {
       if (const Value* v = root_.element_field(n.kids[0]->kids[0]->fact, n.element_index, n.field_fact)) return Ref::to(*v);
+    }
+    if (n.kids[0]->kind == NodeKind::BoundVar) {
+      const Binding& b = env_.at(n.kids[0]->slot);
+      if (b.value == nullptr) {
+        if (const Value* v = root_.element_field(b.list->fact, b.index, n.field_fact)) return Ref::to(*v);
+      }
     }
     Ref base = eval(*n.kids[0]);
     const Value& b = base.get();
@@ -1458,17 +1483,60 @@ class Evaluator {
   }
 
   // all / any / count over a list, binding the variable to each element.
+  // What a quantifier variable is bound to: an element in hand, or (lazy)
+  // element `index` of a root list whose source answers element by element.
+  struct Binding {
+    const Value* value = nullptr;
+    const Node* list = nullptr;  // RootIdent
+    size_t index = 0;
+  };
+
+  // Untraced, `all(t in input + output: ...)` walks the lists by index, so
+  // `t.rank` reads one field and no element record is built. A trace needs
+  // the lists themselves, so it takes the general path.
+  bool lazy_bindings(const Node& list, std::vector<Binding>& out) const {
+    if (trace_ != nullptr) return false;
+    std::vector<const Node*> parts;
+    if (list.kind == NodeKind::RootIdent) {
+      parts.push_back(&list);
+    } else if (list.kind == NodeKind::Arith &&
+               std::all_of(list.ops.begin(), list.ops.end(), [](Op op) { return op == Op::Add; })) {
+      for (const NodePtr& kid : list.kids) {
+        if (kid->kind != NodeKind::RootIdent) return false;
+        parts.push_back(kid.get());
+      }
+    } else {
+      return false;
+    }
+    std::vector<long> sizes;
+    for (const Node* part : parts) {
+      const long size = root_.list_size(part->fact);
+      if (size < 0) return false;
+      sizes.push_back(size);
+    }
+    for (size_t p = 0; p < parts.size(); ++p) {
+      for (long k = 0; k < sizes[p]; ++k) out.push_back({nullptr, parts[p], static_cast<size_t>(k)});
+    }
+    return true;
+  }
+
   Value eval_quantifier(const Node& n) {
     std::string name = function_name(n.func);
-    Ref list = eval(*n.kids[0]);
-    const Value& l = list.get();
-    if (l.is_unknown()) return l;
-    if (l.kind() != Value::Kind::List) return type_error(name + "() needs a list, got " + type_name(l));
+    std::vector<Binding> items;
+    Ref list = Ref::own(Value());
+    if (!lazy_bindings(*n.kids[0], items)) {
+      list = eval(*n.kids[0]);
+      const Value& l = list.get();
+      if (l.is_unknown()) return l;
+      if (l.kind() != Value::Kind::List) return type_error(name + "() needs a list, got " + type_name(l));
+      items.reserve(l.items().size());
+      for (const Value& item : l.items()) items.push_back({&item, nullptr, 0});
+    }
     std::string context = name + "() condition";
-    if (n.func == Func::Count) return count_true(n, l.items(), context);
-    if (n.func == Func::Map) return map_items(n, l.items());
+    if (n.func == Func::Count) return count_true(n, items, context);
+    if (n.func == Func::Map) return map_items(n, items);
     KleeneFold fold(n.func == Func::Any);  // all: false dominates; any: true does
-    for (const Value& item : l.items()) {
+    for (const Binding& item : items) {
       if (fold.add(eval_bound(n, item).get(), context.c_str())) break;
     }
     return fold.result();
@@ -1476,16 +1544,16 @@ class Evaluator {
 
   // map(v in LIST: expr): the list of expr for each element; unknown
   // results stay as unknown elements (prod/sum then report them).
-  Value map_items(const Node& n, const std::vector<Value>& items) {
+  Value map_items(const Node& n, const std::vector<Binding>& items) {
     std::vector<Value> out;
     out.reserve(items.size());
-    for (const Value& item : items) out.push_back(eval_bound(n, item).take());
+    for (const Binding& item : items) out.push_back(eval_bound(n, item).take());
     return Value::of_list(std::move(out));
   }
 
-  Value count_true(const Node& n, const std::vector<Value>& items, const std::string& context) {
+  Value count_true(const Node& n, const std::vector<Binding>& items, const std::string& context) {
     int64_t count = 0;
-    for (const Value& item : items) {
+    for (const Binding& item : items) {
       Ref r = eval_bound(n, item);
       const Value& v = r.get();
       if (v.is_unknown()) return v;
@@ -1497,8 +1565,8 @@ class Evaluator {
 
   // The body's value is copied out before the binding is popped, because it
   // may borrow from the bound element.
-  Ref eval_bound(const Node& quantifier, const Value& item) {
-    env_.push_back(&item);
+  Ref eval_bound(const Node& quantifier, const Binding& item) {
+    env_.push_back(item);
     Value v = eval(*quantifier.kids[1]).take();
     env_.pop_back();
     return Ref::own(std::move(v));
@@ -1506,7 +1574,7 @@ class Evaluator {
 
   const FactSource& root_;
   Trace* trace_;
-  std::vector<const Value*> env_;  // quantifier bindings by slot
+  std::vector<Binding> env_;  // quantifier bindings by slot
 };
 
 // ---- template scanning ----

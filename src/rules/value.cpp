@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <locale>
 #include <sstream>
 
@@ -240,6 +241,36 @@ std::string Value::to_string() const {
   std::string out;
   append(*this, false, out);
   return out;
+}
+
+bool Value::identical(const Value& other) const {
+  if (kind_ != other.kind_) return false;
+  switch (kind_) {
+    case Kind::Bool: return u_.b == other.u_.b;
+    case Kind::Int: return u_.i == other.u_.i;
+    case Kind::Float: return std::memcmp(&u_.f, &other.u_.f, sizeof u_.f) == 0;
+    case Kind::Unknown:
+    case Kind::String: return as_string() == other.as_string();
+    case Kind::List: {
+      const auto& a = items();
+      const auto& b = other.items();
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (!a[i].identical(b[i])) return false;
+      }
+      return true;
+    }
+    case Kind::Record: {
+      const auto& a = fields();
+      const auto& b = other.fields();
+      if (a.size() != b.size()) return false;
+      for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y) {
+        if (x->first != y->first || !x->second.identical(y->second)) return false;
+      }
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Value::equals(const Value& other) const {
