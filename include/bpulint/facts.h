@@ -146,6 +146,9 @@ struct FactOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   // Where each pin came from, to name it in errors ("--input-shape", "cfg.yaml").
   std::map<std::string, std::string> pin_sources;
+  // Nodes that look alike to shape inference share its result (the walk's
+  // InferenceMemo). Off only where a test compares with a fresh run per node.
+  bool memoize_inference = true;
 };
 
 // "1x3x224x224" -> {1, 3, 224, 224}: positive dims joined by 'x'. False with

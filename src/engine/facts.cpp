@@ -77,6 +77,7 @@ class NodeContext final : public onnx::InferenceContext {
   }
   const onnx::TensorProto* getInputData(size_t i) const override {
     if (i >= inputs_.size()) fail_shape_inference("input ", i, " out of range");
+    data_read_ |= i < 64 ? uint64_t{1} << i : ~uint64_t{0};
     return inputs_[i] ? inputs_[i]->data : nullptr;
   }
   size_t getNumOutputs() const override { return outputs_.size(); }
@@ -88,10 +89,109 @@ class NodeContext final : public onnx::InferenceContext {
   const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
   const onnx::TensorShapeProto* getSymbolicInput(size_t) const override { return nullptr; }
 
+  // Bit i: inference read input i's data (all bits: an input past the 64th).
+  uint64_t data_read() const { return data_read_; }
+
  private:
   const onnx::NodeProto& node_;
   const std::vector<const ValueFacts*>& inputs_;
   const std::vector<onnx::TypeProto*>& outputs_;
+  mutable uint64_t data_read_ = 0;
+};
+
+// Inference results by everything inference can see of a node: its schema,
+// attributes, which inputs and outputs are named, the input types (kept
+// types are shared, so equal pointers mean equal types) and the data of the
+// inputs whose data it read. A network repeats a few blocks many times, and
+// Verify plus an inference function cost more than the rest of a node's walk.
+// A hit gives the same kept types a fresh run would (equal types are stored
+// once). Only successes are kept: a failure's message is made again.
+class InferenceMemo {
+ public:
+  // The current node's key; false when the node is not memoized (tensor or
+  // graph attributes, more than 64 inputs).
+  bool make_key(const onnx::OpSchema* schema, const onnx::NodeProto& node,
+                const std::vector<const ValueFacts*>& inputs) {
+    key_.clear();
+    if (inputs.size() > 64) return false;
+    put(schema);
+    put(static_cast<uint32_t>(inputs.size()));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      key_.push_back(node.input(static_cast<int>(i)).empty() ? '\0' : '\1');
+      put(inputs[i] != nullptr ? inputs[i]->type : nullptr);
+    }
+    put(static_cast<uint32_t>(node.output_size()));
+    for (const auto& o : node.output()) key_.push_back(o.empty() ? '\0' : '\1');
+    for (const auto& a : node.attribute()) {
+      if (a.has_t() || a.has_g() || a.has_sparse_tensor() || a.has_tp() || a.tensors_size() > 0 ||
+          a.graphs_size() > 0 || a.sparse_tensors_size() > 0 || a.type_protos_size() > 0 || a.has_ref_attr_name()) {
+        return false;
+      }
+      put_text(a.name());
+      put(static_cast<int32_t>(a.type()));
+      key_.push_back(static_cast<char>((a.has_type() ? 1 : 0) | (a.has_f() ? 2 : 0) | (a.has_i() ? 4 : 0) |
+                                       (a.has_s() ? 8 : 0)));
+      put(a.f());
+      put(a.i());
+      put_text(a.s());
+      put(static_cast<uint32_t>(a.ints_size()));
+      for (int64_t v : a.ints()) put(v);
+      put(static_cast<uint32_t>(a.floats_size()));
+      for (float v : a.floats()) put(v);
+      put(static_cast<uint32_t>(a.strings_size()));
+      for (const auto& v : a.strings()) put_text(v);
+    }
+    return true;
+  }
+
+  // The kept output types of an earlier node with this key whose read data
+  // are the same objects; false when there is none.
+  bool find(const std::vector<const ValueFacts*>& inputs, std::vector<const onnx::TypeProto*>& outputs) const {
+    const auto it = entries_.find(key_);
+    if (it == entries_.end()) return false;
+    for (const Entry& e : it->second) {
+      if (same_data(e, inputs)) {
+        outputs = e.outputs;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void add(uint64_t data_read, const std::vector<const ValueFacts*>& inputs,
+           const std::vector<const onnx::TypeProto*>& outputs) {
+    auto& list = entries_[key_];
+    if (list.size() >= kMaxEntriesPerKey) return;  // data that differs node by node: not worth keeping
+    Entry e{data_read, {}, outputs};
+    for (size_t i = 0; i < inputs.size(); ++i) e.data.push_back(data_of(inputs[i]));
+    list.push_back(std::move(e));
+  }
+
+ private:
+  static constexpr size_t kMaxEntriesPerKey = 8;
+  struct Entry {
+    uint64_t data_read;
+    std::vector<const onnx::TensorProto*> data;  // per input; compared where read
+    std::vector<const onnx::TypeProto*> outputs;
+  };
+  static const onnx::TensorProto* data_of(const ValueFacts* v) { return v != nullptr ? v->data : nullptr; }
+  static bool same_data(const Entry& e, const std::vector<const ValueFacts*>& inputs) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if ((e.data_read >> i & 1) != 0 && e.data[i] != data_of(inputs[i])) return false;
+    }
+    return true;
+  }
+  template <class T>
+  void put(const T& v) {
+    key_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void put_text(const std::string& text) {
+    put(static_cast<uint32_t>(text.size()));
+    key_ += text;
+  }
+
+  std::string key_;
+  std::unordered_map<std::string, std::vector<Entry>> entries_;
 };
 
 // Types the walk keeps, each distinct one stored once on the facts' arena: a
@@ -153,8 +253,8 @@ std::string dims_text(const onnx::TypeProto* t, bool for_pin) {
 
 class Walker {
  public:
-  Walker(const onnx::ModelProto& model, ModelFacts& out, FactProgress* progress)
-      : out_(out), progress_(progress), types_(out.arena.get()) {
+  Walker(const onnx::ModelProto& model, ModelFacts& out, FactProgress* progress, bool memoize)
+      : out_(out), progress_(progress), types_(out.arena.get()), memoize_(memoize) {
     for (const auto& imp : model.opset_import()) {
       opsets_[is_default_domain(imp.domain()) ? "" : imp.domain()] = imp.version();
     }
@@ -414,15 +514,19 @@ class Walker {
       // does the same without a context, a copy or an allocation.
       shared_output_type_ = first_input->type;
     } else if (schema != nullptr && !has_subgraph) {
-      NodeContext ctx(node, input_facts_, clear_scratch_outputs(static_cast<size_t>(node.output_size())));
-      try {
-        schema->Verify(node);  // arity and attribute types, which the functions assume
-        schema->GetTypeAndShapeInferenceFunction()(ctx);
-        for (const onnx::TypeProto* t : scratch_outputs_) {
-          inferred.push_back(t->value_case() == onnx::TypeProto::VALUE_NOT_SET ? nullptr : types_.keep(*t));
+      const bool memoized = memoize_ && memo_.make_key(schema, node, input_facts_);
+      if (!memoized || !memo_.find(input_facts_, inferred)) {
+        NodeContext ctx(node, input_facts_, clear_scratch_outputs(static_cast<size_t>(node.output_size())));
+        try {
+          schema->Verify(node);  // arity and attribute types, which the functions assume
+          schema->GetTypeAndShapeInferenceFunction()(ctx);
+          for (const onnx::TypeProto* t : scratch_outputs_) {
+            inferred.push_back(t->value_case() == onnx::TypeProto::VALUE_NOT_SET ? nullptr : types_.keep(*t));
+          }
+          if (memoized) memo_.add(ctx.data_read(), input_facts_, inferred);
+        } catch (const std::exception& e) {
+          failure = first_line(e.what());
         }
-      } catch (const std::exception& e) {
-        failure = first_line(e.what());
       }
     }
 
@@ -631,6 +735,8 @@ class Walker {
   ModelFacts& out_;
   FactProgress* progress_;
   TypeStore types_;
+  InferenceMemo memo_;
+  bool memoize_;
   std::vector<std::unique_ptr<onnx::TypeProto>> scratch_types_;  // inference output, reused per node
   std::vector<onnx::TypeProto*> scratch_outputs_;
   onnx::TypeProto scratch_init_type_;
@@ -1121,7 +1227,7 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   out.nodes.reserve(count);
   out.tensors.clear();
   out.tensors.reserve(tensors);
-  Walker walker(model, out, progress);
+  Walker walker(model, out, progress, options.memoize_inference);
   walker.walk(graph, graph.name().empty() ? "main_graph" : graph.name(), pinned);
   if (walker.contradictions() > 0) {
     out.notes.push_back("declared shapes contradict shape inference for " + std::to_string(walker.contradictions()) +
