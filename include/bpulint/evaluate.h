@@ -12,7 +12,9 @@
 
 namespace bpulint {
 
-std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform);
+// `memoize`: nodes whose facts read alike share their findings (the result
+// is the same either way; off only where a test compares the two).
+std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform, bool memoize = true);
 
 // The same result, overlapped with fact extraction: `extract` runs on this
 // thread (extract_facts with `progress`), node checks run on another as nodes

@@ -6,6 +6,8 @@
 #include <string>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -36,12 +38,177 @@ Diagnostic diagnostic(const Rule* rule, Severity severity, Outcome outcome, std:
   return d;
 }
 
+// ---- rule checks remembered by what they read -------------------------
+//
+// A node's rule checks read its facts only through a FactSource, and are a
+// pure function of what those reads return: the same answers, the same
+// reads in the same order, the same findings. Networks repeat a few blocks
+// many times, so the checks of an op type are remembered as a tree of reads:
+// each inner entry says which fact the checks read next, with one branch per
+// answer seen; a leaf holds the findings. A node walks the tree reading its
+// own facts (reads the checks would make anyway); at a leaf it copies the
+// findings, otherwise it is checked afresh and its reads grow the tree.
+
+struct FactRead {
+  enum class Kind : uint8_t { Fact, ElementField, ListSize };
+  Kind kind = Kind::Fact;
+  FactId id = 0;     // the fact, or the list
+  size_t index = 0;  // ElementField
+  FactId field = 0;  // ElementField
+  const std::string* name = nullptr;  // Fact: its text, as the source wants it
+
+  bool same_read(const FactRead& o) const {
+    return kind == o.kind && id == o.id && index == o.index && field == o.field;
+  }
+};
+
+struct ReadAnswer {
+  bool present = false;  // Fact, ElementField: a value came back
+  Value value;
+  long size = -1;  // ListSize
+
+  bool same(const ReadAnswer& o) const {
+    return present == o.present && size == o.size && (!present || value.identical(o.value));
+  }
+  bool same(const Value* v, long other_size) const {
+    return present == (v != nullptr) && size == other_size && (!present || value.identical(*v));
+  }
+};
+
+// Makes the read on `source`: the value (nullptr if none) or the list size.
+const Value* perform(const FactRead& r, const FactSource& source, long& size) {
+  size = -1;
+  switch (r.kind) {
+    case FactRead::Kind::Fact: return source.fact(r.id, *r.name);
+    case FactRead::Kind::ElementField: return source.element_field(r.id, r.index, r.field);
+    case FactRead::Kind::ListSize: size = source.list_size(r.id); return nullptr;
+  }
+  return nullptr;
+}
+
+// Passes reads through to a node's facts and logs each with its answer.
+class RecordingSource final : public FactSource {
+ public:
+  struct Entry {
+    FactRead read;
+    ReadAnswer answer;
+  };
+  explicit RecordingSource(const FactSource& inner) : inner_(inner) {}
+  const Value* fact(FactId id, const std::string& name) const override {
+    return log({FactRead::Kind::Fact, id, 0, 0, &name}, inner_.fact(id, name));
+  }
+  const Value* element_field(FactId list, size_t index, FactId field) const override {
+    return log({FactRead::Kind::ElementField, list, index, field, nullptr}, inner_.element_field(list, index, field));
+  }
+  long list_size(FactId list) const override {
+    const long size = inner_.list_size(list);
+    ReadAnswer a;
+    a.size = size;
+    log_.push_back({{FactRead::Kind::ListSize, list, 0, 0, nullptr}, std::move(a)});
+    return size;
+  }
+  const std::vector<Entry>& entries() const { return log_; }
+
+ private:
+  const Value* log(const FactRead& read, const Value* v) const {
+    ReadAnswer a;
+    a.present = v != nullptr;
+    if (v != nullptr) a.value = *v;
+    log_.push_back({read, std::move(a)});
+    return v;
+  }
+  const FactSource& inner_;
+  mutable std::vector<Entry> log_;
+};
+
+class CheckMemo {
+ public:
+  // False once the memo has proved useless for its op type (reads that
+  // differ node by node, such as names): its nodes are then checked afresh
+  // without recording their reads.
+  bool worthwhile() const { return misses_ < kTrialMisses || misses_ <= 4 * hits_; }
+
+  // The findings of an earlier node whose reads answered as `source` does;
+  // nullptr when there is none.
+  const std::vector<Diagnostic>* find(const FactSource& source) {
+    const std::vector<Diagnostic>* found = lookup(source);
+    ++(found != nullptr ? hits_ : misses_);
+    return found;
+  }
+
+  // Remembers a fresh check: its reads in order, and its findings.
+  void add(const std::vector<RecordingSource::Entry>& reads, const std::vector<Diagnostic>& findings) {
+    if (leaves_ >= kMaxLeaves) return;
+    Branch* b = &root_;
+    for (const auto& [read, answer] : reads) {
+      if (b->leaf) return;
+      if (!b->read) b->read = read;
+      else if (!b->read->same_read(read)) return;  // cannot happen for a pure check; never guess
+      Branch* next = nullptr;
+      for (auto& [seen, child] : b->children) {
+        if (seen.same(answer)) {
+          next = child.get();
+          break;
+        }
+      }
+      if (next == nullptr) {
+        if (b->children.size() >= kMaxAnswers) return;  // a lookup scans them all
+        b->children.emplace_back(answer, std::make_unique<Branch>());
+        next = b->children.back().second.get();
+      }
+      b = next;
+    }
+    if (b->leaf || b->read) return;
+    b->leaf = true;
+    b->findings = findings;
+    ++leaves_;
+  }
+
+ private:
+  static constexpr size_t kMaxLeaves = 1024;
+  static constexpr size_t kMaxAnswers = 32;   // per read
+  static constexpr size_t kTrialMisses = 64;  // before judging the hit rate
+  struct Branch {
+    bool leaf = false;
+    std::optional<FactRead> read;  // inner: the next read
+    std::vector<std::pair<ReadAnswer, std::unique_ptr<Branch>>> children;
+    std::vector<Diagnostic> findings;  // leaf; node index and cause set per node
+  };
+
+  const std::vector<Diagnostic>* lookup(const FactSource& source) const {
+    const Branch* b = &root_;
+    while (!b->leaf) {
+      if (!b->read) return nullptr;
+      long size = -1;
+      const Value* v = perform(*b->read, source, size);
+      const Branch* next = nullptr;
+      for (const auto& [answer, child] : b->children) {
+        if (answer.same(v, size)) {
+          next = child.get();
+          break;
+        }
+      }
+      if (next == nullptr) return nullptr;
+      b = next;
+    }
+    return &b->findings;
+  }
+
+  Branch root_;
+  size_t leaves_ = 0;
+  size_t hits_ = 0;
+  size_t misses_ = 0;
+};
+
 // What check_node needs to know about an op type, looked up once per type.
 struct OpPlan {
   const OpPlacement* placement = nullptr;  // the platform's entry; nullptr = not classified
   OpClass effective = OpClass::Unknown;    // after lowering
   const std::vector<const Rule*>* rules = nullptr;
   const std::vector<const SiblingRule*>* siblings = nullptr;
+  // Rule checks of this op type's default-domain nodes (custom domains are
+  // checked afresh: their rules differ by domain).
+  std::unique_ptr<CheckMemo> memo = std::make_unique<CheckMemo>();
 };
 
 // Rules by op type, so evaluation costs O(nodes x rules-per-op), not O(nodes x rules).
@@ -214,7 +381,7 @@ struct CustomOp {
 };
 using CustomOps = std::map<std::string, CustomOp>;
 
-void check_node(const NodeFacts& n, long index, const Platform& platform, const RuleIndex& index_of,
+void check_node(const NodeFacts& n, long index, const Platform& platform, const RuleIndex& index_of, bool memoize,
                 std::vector<Diagnostic>& out) {
   // Constant-folded nodes and runtime shape arithmetic never reach the BPU
   // or the CPU as such: no placement note, no rule.
@@ -246,13 +413,32 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
   if (plan.rules != nullptr || plan.siblings != nullptr || !index_of.any_op.empty()) {
     // Facts are read from the node as the rules ask for them, and dropped after: memory stays flat.
     const NodeFactSource record(n, op_class);
-    if (plan.rules != nullptr) {
-      for (const Rule* r : *plan.rules) {
-        if (r->domain == n.domain) check(*r, record, index, &n, out);
+    CheckMemo* memo = memoize && n.domain.empty() && plan.memo->worthwhile() ? plan.memo.get() : nullptr;
+    const std::vector<Diagnostic>* known = memo != nullptr ? memo->find(record) : nullptr;
+    if (known != nullptr) {
+      for (const Diagnostic& d : *known) {
+        out.push_back(d);
+        out.back().node = index;
+        // As check() does; the sibling note has no cause.
+        if (d.outcome == Outcome::Unknown && d.rule != &builtin_rule(builtin::kSiblingLimit)) {
+          out.back().cause = unknown_cause(n, d.facts);
+        }
+      }
+    } else {
+      const size_t fresh = out.size();
+      const RecordingSource recording(record);
+      const FactSource& source = memo != nullptr ? static_cast<const FactSource&>(recording) : record;
+      if (plan.rules != nullptr) {
+        for (const Rule* r : *plan.rules) {
+          if (r->domain == n.domain) check(*r, source, index, &n, out);
+        }
+      }
+      for (const Rule* r : index_of.any_op) check(*r, source, index, &n, out);
+      if (plan.siblings != nullptr) check_siblings(*plan.siblings, source, index, n, platform, out);
+      if (memo != nullptr) {
+        memo->add(recording.entries(), std::vector<Diagnostic>(out.begin() + static_cast<long>(fresh), out.end()));
       }
     }
-    for (const Rule* r : index_of.any_op) check(*r, record, index, &n, out);
-    if (plan.siblings != nullptr) check_siblings(*plan.siblings, record, index, n, platform, out);
   }
   std::sort(out.begin() + static_cast<long>(first), out.end(),
             [](const Diagnostic& a, const Diagnostic& b) { return a.rule->id < b.rule->id; });
@@ -331,11 +517,11 @@ void fold_repeats(const ModelFacts& facts, std::vector<Diagnostic>& diagnostics)
 
 }  // namespace
 
-std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform) {
+std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform, bool memoize) {
   const RuleIndex index(platform);
   std::vector<Diagnostic> nodes;
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
-    check_node(facts.nodes[i], static_cast<long>(i), platform, index, nodes);
+    check_node(facts.nodes[i], static_cast<long>(i), platform, index, memoize, nodes);
   }
   add_custom_op_notes(facts, nodes);
   fold_repeats(facts, nodes);
@@ -364,7 +550,7 @@ std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const
       },
       [&] {
         for (size_t i = 0; progress.wait_for(i); ++i) {
-          check_node(facts.nodes[i], static_cast<long>(i), platform, index, nodes);
+          check_node(facts.nodes[i], static_cast<long>(i), platform, index, true, nodes);
         }
       });
   if (!ok) return {};
