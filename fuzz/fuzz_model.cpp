@@ -1,5 +1,6 @@
 // fuzz_model: arbitrary bytes as an .onnx file through the whole read side:
-// load_model -> extract_facts -> evaluate (built-in j6p) -> placement ->
+// load_model -> extract_facts -> evaluate (built-in j6p; both memoized and
+// afresh, which must agree) -> placement ->
 // plan_fixes, then the JSON and SARIF renderers, whose output must be valid
 // JSON whatever bytes the model's names hold, and the graph report's DOT
 // (the graph to draw; Graphviz's layout is too slow to run per input).
@@ -54,6 +55,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto diagnostics = evaluate(facts, platform);
     for (const auto& d : diagnostics) {
       FUZZ_CHECK(d.node < static_cast<long>(facts.nodes.size()), "diagnostic names a node out of range");
+    }
+    // Look-alike nodes share inference and rule checks; inferring and
+    // checking every node afresh must give the same facts and findings.
+    FactOptions fresh_options;
+    fresh_options.memoize_inference = false;
+    ModelFacts fresh;
+    FUZZ_CHECK(extract_facts(loaded, fresh_options, fresh, error), "the walk fails only with inference memoized");
+    FUZZ_CHECK(fresh.tensors.size() == facts.tensors.size(), "memoized inference changed the tensor count");
+    for (size_t i = 0; i < fresh.tensors.size(); ++i) {
+      const auto* a = fresh.tensors[i].type;
+      const auto* b = facts.tensors[i].type;
+      FUZZ_CHECK((a == nullptr) == (b == nullptr) && (a == nullptr || a->SerializeAsString() == b->SerializeAsString()),
+                 "memoized inference changed the type of '" + std::string(fresh.tensors[i].name) + "'");
+      FUZZ_CHECK(fresh.tensors[i].cause == facts.tensors[i].cause, "memoized inference changed a root cause");
+    }
+    const auto checked_afresh = evaluate(facts, platform, false);
+    FUZZ_CHECK(checked_afresh.size() == diagnostics.size(), "memoized rule checks changed the number of findings");
+    for (size_t i = 0; i < diagnostics.size(); ++i) {
+      const Diagnostic& a = checked_afresh[i];
+      const Diagnostic& b = diagnostics[i];
+      bool same = a.rule == b.rule && a.outcome == b.outcome && a.message == b.message && a.node == b.node &&
+                  a.cause == b.cause && a.fixes == b.fixes && a.facts.size() == b.facts.size();
+      for (size_t t = 0; same && t < a.facts.size(); ++t) {
+        same = a.facts[t].text == b.facts[t].text && a.facts[t].value.identical(b.facts[t].value);
+      }
+      FUZZ_CHECK(same, "memoized rule checks changed a finding: " + a.message + " / " + b.message);
     }
     const auto plans = plan_fixes(facts, diagnostics, platform);
     for (const auto& p : plans) {
