@@ -55,7 +55,7 @@ struct FactRead {
   FactId id = 0;     // the fact, or the list
   size_t index = 0;  // ElementField
   FactId field = 0;  // ElementField
-  const std::string* name = nullptr;  // Fact: its text, as the source wants it
+  const std::string* name = nullptr;  // Fact: its text, in the rule's AST (which outlives the memo)
 
   bool same_read(const FactRead& o) const {
     return kind == o.kind && id == o.id && index == o.index && field == o.field;
