@@ -1482,7 +1482,6 @@ class Evaluator {
     return Value::of_int(r);
   }
 
-  // all / any / count over a list, binding the variable to each element.
   // What a quantifier variable is bound to: an element in hand, or (lazy)
   // element `index` of a root list whose source answers element by element.
   struct Binding {
@@ -1520,6 +1519,7 @@ class Evaluator {
     return true;
   }
 
+  // all / any / count / map over a list, binding the variable to each element.
   Value eval_quantifier(const Node& n) {
     std::string name = function_name(n.func);
     std::vector<Binding> items;
