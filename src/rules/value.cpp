@@ -10,6 +10,28 @@
 namespace bpulint {
 namespace {
 
+// Lists and records of the same kind, element by element with `same`:
+// the recursion identical() and equals() share.
+template <class Same>
+bool same_elements(const Value& a, const Value& b, Same same) {
+  if (a.kind() == Value::Kind::List) {
+    const auto& x = a.items();
+    const auto& y = b.items();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!same(x[i], y[i])) return false;
+    }
+    return true;
+  }
+  const auto& x = a.fields();
+  const auto& y = b.fields();
+  if (x.size() != y.size()) return false;
+  for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j) {
+    if (i->first != j->first || !same(i->second, j->second)) return false;
+  }
+  return true;
+}
+
 // Shortest "%g"-style text that parses back to the same double, so 2.5
 // prints as "2.5" (not "2.500000") and 0.1 as "0.1". Streams are pinned to
 // the classic locale so a host locale with ',' decimals cannot leak in.
@@ -251,24 +273,9 @@ bool Value::identical(const Value& other) const {
     case Kind::Float: return std::memcmp(&u_.f, &other.u_.f, sizeof u_.f) == 0;
     case Kind::Unknown:
     case Kind::String: return as_string() == other.as_string();
-    case Kind::List: {
-      const auto& a = items();
-      const auto& b = other.items();
-      if (a.size() != b.size()) return false;
-      for (size_t i = 0; i < a.size(); ++i) {
-        if (!a[i].identical(b[i])) return false;
-      }
-      return true;
-    }
-    case Kind::Record: {
-      const auto& a = fields();
-      const auto& b = other.fields();
-      if (a.size() != b.size()) return false;
-      for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y) {
-        if (x->first != y->first || !x->second.identical(y->second)) return false;
-      }
-      return true;
-    }
+    case Kind::List:
+    case Kind::Record:
+      return same_elements(*this, other, [](const Value& x, const Value& y) { return x.identical(y); });
   }
   return false;
 }
@@ -284,24 +291,9 @@ bool Value::equals(const Value& other) const {
   switch (kind_) {
     case Kind::Bool: return u_.b == other.u_.b;
     case Kind::String: return *str() == *other.str();
-    case Kind::List: {
-      const auto& a = *list();
-      const auto& b = *other.list();
-      if (a.size() != b.size()) return false;
-      for (size_t i = 0; i < a.size(); ++i) {
-        if (!a[i].equals(b[i])) return false;
-      }
-      return true;
-    }
-    case Kind::Record: {
-      const auto& a = *record();
-      const auto& b = *other.record();
-      if (a.size() != b.size()) return false;
-      for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y) {
-        if (x->first != y->first || !x->second.equals(y->second)) return false;
-      }
-      return true;
-    }
+    case Kind::List:
+    case Kind::Record:
+      return same_elements(*this, other, [](const Value& x, const Value& y) { return x.equals(y); });
     default: return false;  // numbers and Unknown handled above
   }
 }
