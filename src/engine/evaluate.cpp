@@ -67,12 +67,11 @@ struct ReadAnswer {
   Value value;
   long size = -1;  // ListSize
 
-  bool same(const ReadAnswer& o) const {
-    return present == o.present && size == o.size && (!present || value.identical(o.value));
-  }
+  // `v` (nullptr: none) and `other_size` as a read returns them.
   bool same(const Value* v, long other_size) const {
     return present == (v != nullptr) && size == other_size && (!present || value.identical(*v));
   }
+  bool same(const ReadAnswer& o) const { return same(o.present ? &o.value : nullptr, o.size); }
 };
 
 // Makes the read on `source`: the value (nullptr if none) or the list size.
@@ -102,18 +101,17 @@ class RecordingSource final : public FactSource {
   }
   long list_size(FactId list) const override {
     const long size = inner_.list_size(list);
-    ReadAnswer a;
-    a.size = size;
-    log_.push_back({{FactRead::Kind::ListSize, list, 0, 0, nullptr}, std::move(a)});
+    log({FactRead::Kind::ListSize, list, 0, 0, nullptr}, nullptr, size);
     return size;
   }
   const std::vector<Entry>& entries() const { return log_; }
 
  private:
-  const Value* log(const FactRead& read, const Value* v) const {
+  const Value* log(const FactRead& read, const Value* v, long size = -1) const {
     ReadAnswer a;
     a.present = v != nullptr;
     if (v != nullptr) a.value = *v;
+    a.size = size;
     log_.push_back({read, std::move(a)});
     return v;
   }
@@ -515,6 +513,17 @@ void fold_repeats(const ModelFacts& facts, std::vector<Diagnostic>& diagnostics)
   }
 }
 
+// The node findings completed: custom-op notes, repeats folded, then the
+// model-level findings ahead of them.
+std::vector<Diagnostic> with_model_level(const ModelFacts& facts, const RuleIndex& index,
+                                         std::vector<Diagnostic> nodes) {
+  add_custom_op_notes(facts, nodes);
+  fold_repeats(facts, nodes);
+  std::vector<Diagnostic> out = evaluate_model_level(facts, index);
+  out.insert(out.end(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
+  return out;
+}
+
 }  // namespace
 
 std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform, bool memoize) {
@@ -523,11 +532,7 @@ std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platfo
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     check_node(facts.nodes[i], static_cast<long>(i), platform, index, memoize, nodes);
   }
-  add_custom_op_notes(facts, nodes);
-  fold_repeats(facts, nodes);
-  std::vector<Diagnostic> out = evaluate_model_level(facts, index);
-  out.insert(out.end(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
-  return out;
+  return with_model_level(facts, index, std::move(nodes));
 }
 
 std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const Platform& platform,
@@ -554,11 +559,7 @@ std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const
         }
       });
   if (!ok) return {};
-  add_custom_op_notes(facts, nodes);
-  fold_repeats(facts, nodes);
-  std::vector<Diagnostic> out = evaluate_model_level(facts, index);
-  out.insert(out.end(), std::make_move_iterator(nodes.begin()), std::make_move_iterator(nodes.end()));
-  return out;
+  return with_model_level(facts, index, std::move(nodes));
 }
 
 void fold_unverified(const ModelFacts& facts, std::vector<Diagnostic>& diagnostics, bool keep_individual) {
