@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bpulint/bulk_memory.h"
 #include "bpulint/expr.h"
 #include "bpulint/fact_names.h"
 #include "bpulint/graph_walk.h"
@@ -156,10 +157,11 @@ struct FactOptions {
 bool parse_dims(const std::string& text, std::vector<int64_t>& dims, std::string& error);
 
 struct ModelFacts {
-  std::vector<NodeFacts> nodes;       // main graph, with subgraph nodes after their parent
+  // Main graph, with subgraph nodes after their parent (bulk memory: 20 MiB on a 100k-node graph).
+  std::vector<NodeFacts, BulkAllocator<NodeFacts>> nodes;
   // Every node's inputs then outputs, in walk order; reserved before the walk,
   // so the views in NodeFacts stay valid (and other threads may read them).
-  std::vector<TensorFacts> tensors;
+  std::vector<TensorFacts, BulkAllocator<TensorFacts>> tensors;
   Value model;                        // {ir_version, opset, input, output, io_dtypes, duplicate_io_names}
   std::vector<std::string> notes;     // model-level notes (opset too new, inference issues)
   int64_t default_opset = 0;

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "bpulint/bulk_memory.h"
+
 namespace bpulint {
 
 template <class V>
@@ -82,8 +84,8 @@ class NameTable {
       slots_[i] = (tag(h) << 32) | (k + 1);
     }
   }
-  std::vector<uint64_t> slots_;
-  std::vector<Entry> entries_;
+  std::vector<uint64_t, BulkAllocator<uint64_t>> slots_;
+  std::vector<Entry, BulkAllocator<Entry>> entries_;
 };
 
 }  // namespace bpulint

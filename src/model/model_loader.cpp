@@ -24,6 +24,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include "bpulint/bulk_memory.h"
 #include "bpulint/side_by_side.h"
 
 namespace bpulint {
@@ -965,6 +966,8 @@ std::unique_ptr<google::protobuf::Arena> make_bulk_arena() {
   google::protobuf::ArenaOptions options;
   options.start_block_size = 64 << 10;
   options.max_block_size = 16 << 20;
+  options.block_alloc = bulk_allocate;
+  options.block_dealloc = bulk_free;
   return std::make_unique<google::protobuf::Arena>(options);
 }
 
