@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bpulint/model_loader.h"
 #include "bpulint/rule_db.h"
 
 namespace bpulint::fuzz {
@@ -25,6 +26,10 @@ inline bool json_valid(const std::string& text, std::string* error) {
     return false;
   }
 }
+
+// Every target parses graphs of two entries or more in two halves, so that
+// small inputs exercise the split parse too.
+inline const bool split_small_graphs = (set_parse_split_from(2), true);
 
 [[noreturn]] inline void die(const std::string& what) {
   std::fprintf(stderr, "FUZZ INVARIANT BROKEN: %s\n", what.c_str());

@@ -55,6 +55,11 @@ struct LoadedModel {
 // 8 KiB (a malloc per 8 KiB of a 100k-node graph).
 std::unique_ptr<google::protobuf::Arena> make_bulk_arena();
 
+// For the fuzz targets: graphs of at least `entries` nodes and initializers
+// are parsed in two halves on two threads (default 4096; 2 sends small inputs
+// down that path too).
+void set_parse_split_from(size_t entries);
+
 // raw_data payloads larger than this are left on disk; smaller ones (shape
 // vectors, scalars, axes...) stay inline so shape inference can read them.
 constexpr uint64_t kInlinePayloadLimit = 4096;

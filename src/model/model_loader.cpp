@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -542,10 +543,8 @@ bool check_model_header(const onnx::ModelProto& model, std::string& error) {
 }
 
 // Entries from which the graph is parsed on two threads; below it one is as
-// fast. The fuzz build sets 2, so that small inputs take the split path too.
-#ifndef BPULINT_PARSE_SPLIT_FROM
-#define BPULINT_PARSE_SPLIT_FROM 4096
-#endif
+// fast (set_parse_split_from: the fuzz targets set 2).
+std::atomic<size_t> parse_split_from{4096};
 
 // Parses `size` bytes into `model` (on its arena) as ParseFromArray would,
 // with the main graph's nodes and initializers parsed on two threads. Each is
@@ -555,7 +554,7 @@ bool check_model_header(const onnx::ModelProto& model, std::string& error) {
 // whole model (two levels down), so what nests too deeply fails the same way.
 // Anything unusual (a second `graph` field, a small graph) is parsed whole.
 bool parse_model(const uint8_t* data, uint64_t size, onnx::ModelProto& model) {
-  constexpr size_t kSplitFrom = BPULINT_PARSE_SPLIT_FROM;
+  const size_t split_from = parse_split_from.load(std::memory_order_relaxed);
   struct Span {
     uint64_t begin, end;
   };
@@ -585,7 +584,7 @@ bool parse_model(const uint8_t* data, uint64_t size, onnx::ModelProto& model) {
     }
     put_bytes_field(skeleton, 7, rest);
   }
-  if (graphs != 1 || nodes.size() + inits.size() < kSplitFrom) {
+  if (graphs != 1 || nodes.size() + inits.size() < split_from) {
     return model.ParseFromArray(data, static_cast<int>(size));
   }
   if (!model.ParseFromString(skeleton)) return false;
@@ -961,6 +960,8 @@ bool is_self_reference(const LoadedModel& m, const onnx::TensorProto& t) {
   }
   return false;
 }
+
+void set_parse_split_from(size_t entries) { parse_split_from.store(entries, std::memory_order_relaxed); }
 
 std::unique_ptr<google::protobuf::Arena> make_bulk_arena() {
   google::protobuf::ArenaOptions options;
