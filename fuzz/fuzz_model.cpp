@@ -15,6 +15,7 @@
 #include "bpulint/fixes.h"
 #include "bpulint/json_writer.h"
 #include "bpulint/lint.h"
+#include "bpulint/model_checker.h"
 #include "bpulint/model_loader.h"
 #include "bpulint/render_graph.h"
 #include "bpulint/render_machine.h"
@@ -51,6 +52,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!extract_facts(loaded, {}, facts, error)) {
       FUZZ_CHECK(!error.empty(), "extract_facts failed without a message");
       return 0;
+    }
+    // A lint leaves the main graph's names to the walk: whatever the checker
+    // passes with them left out, and the walk passes, ONNX's checker passes.
+    if (checker_cannot_judge(*loaded.model).empty()) {
+      std::string alone_error, by_caller_error;
+      const bool alone = check_onnx_model(*loaded.model, loaded.folder, alone_error);
+      const bool by_caller = check_onnx_model(*loaded.model, loaded.folder, by_caller_error, NameCheck::ByCaller);
+      FUZZ_CHECK(!(by_caller && facts.main_graph_names_valid) || alone,
+                 "the walk passed names the checker refuses: " + alone_error);
+      FUZZ_CHECK(!alone || by_caller, "the checker refuses without the names what it passes with them");
     }
     const auto diagnostics = evaluate(facts, platform);
     for (const auto& d : diagnostics) {

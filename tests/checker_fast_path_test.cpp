@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 
+#include "bpulint/lint.h"
 #include "bpulint/model_checker.h"
 #include "test_util.h"
 
@@ -29,7 +30,15 @@ std::string onnx_reason(const onnx::ModelProto& model) {
   return {};
 }
 
+// Our reason starts with ONNX's (one_line squashes whitespace runs; compare the first words).
+void check_same_reason(const std::string& ours, const std::string& theirs) {
+  const std::string head = theirs.substr(0, std::min<size_t>(theirs.size(), 40));
+  CHECK(ours.rfind(head.substr(0, head.find("  ")), 0) == 0);
+}
+
 // Same verdict as ONNX; when both refuse, our one-line reason starts with ONNX's.
+// Both ways: the checker alone, and as a lint runs it, with the fact walk
+// checking the names (NameCheck::ByCaller, ModelFacts::main_graph_names_valid).
 void check_same_verdict(const onnx::ModelProto& model, const std::string& what) {
   INFO(what);
   std::string error;
@@ -37,11 +46,15 @@ void check_same_verdict(const onnx::ModelProto& model, const std::string& what) 
   const std::string theirs = onnx_reason(model);
   INFO("ours: " << error << "\ntheirs: " << theirs);
   CHECK(ours == theirs.empty());
-  if (!ours && !theirs.empty()) {
-    // one_line squashes whitespace runs; compare the first words.
-    const std::string head = theirs.substr(0, std::min<size_t>(theirs.size(), 40));
-    CHECK(error.rfind(head.substr(0, head.find("  ")), 0) == 0);
-  }
+  if (!ours && !theirs.empty()) check_same_reason(error, theirs);
+
+  TempDir dir;
+  const ModelReport lint = lint_model(save_model(dir, "m.onnx", model), platform("j6p"), {});
+  const std::string refused = "invalid ONNX model: ";
+  const bool lint_refused = lint.error.rfind(refused, 0) == 0;
+  INFO("lint: " << (lint.ok ? "ok" : lint.error));
+  CHECK(lint_refused == !theirs.empty());
+  if (lint_refused && !theirs.empty()) check_same_reason(lint.error.substr(refused.size()), theirs);
 }
 
 onnx::ModelProto load(const std::string& path) {

@@ -170,6 +170,12 @@ struct ModelFacts {
   std::vector<std::string> pinned_inputs;  // the pins that applied (graph input names)
   std::deque<IntValues> int_values;   // TensorFacts::values points here (a deque: addresses stay put)
   std::deque<std::string> made_names; // display names of unnamed nodes ("Relu_3"), viewed by NodeFacts
+  // The walk saw the main graph's names as ONNX's checker requires them: graph
+  // inputs and initializers listed once (initializers named, and graph inputs
+  // before IR 4), every node input defined before the node, every output
+  // written once. False also when the walk did not finish. The checker then
+  // need not hash every name again (check_onnx_model, NameCheck::ByCaller).
+  bool main_graph_names_valid = false;
   const RootCause* cause(uint32_t id) const { return id == 0 || id > causes.size() ? nullptr : &causes[id - 1]; }
   // Inferred and pinned types live on an arena: one allocation per block,
   // not per message, and stable addresses for the pointers above.

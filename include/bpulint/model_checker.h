@@ -13,7 +13,15 @@ namespace bpulint {
 // external data references, which are checked to exist but never read, so
 // the lean model of a big file is checked without its weights. Returns false
 // with the checker's reason on one line.
-bool check_onnx_model(const onnx::ModelProto& model, const std::string& model_dir, std::string& error);
+//
+// `names`: ByCaller leaves the main graph's names (single assignment, defined
+// before use, initializers and inputs listed once) to a caller that has
+// checked them already (the fact walk hashes every name anyway); a caller
+// whose check fails asks again with Here, for ONNX's verdict and reason.
+// Graphs the fast path does not cover are checked whole by ONNX either way.
+enum class NameCheck { Here, ByCaller };
+bool check_onnx_model(const onnx::ModelProto& model, const std::string& model_dir, std::string& error,
+                      NameCheck names = NameCheck::Here);
 
 // Why the linked ONNX library cannot judge the model (an IR version or a
 // default-domain opset newer than it knows), or "" when it can.

@@ -254,7 +254,7 @@ std::string dims_text(const onnx::TypeProto* t, bool for_pin) {
 class Walker {
  public:
   Walker(const onnx::ModelProto& model, ModelFacts& out, FactProgress* progress, bool memoize)
-      : out_(out), progress_(progress), types_(out.arena.get()), memoize_(memoize) {
+      : out_(out), progress_(progress), types_(out.arena.get()), memoize_(memoize), ir_version_(model.ir_version()) {
     for (const auto& imp : model.opset_import()) {
       opsets_[is_default_domain(imp.domain()) ? "" : imp.domain()] = imp.version();
     }
@@ -304,12 +304,21 @@ class Walker {
     size_t values = static_cast<size_t>(graph.initializer_size() + graph.input_size());
     for (const auto& node : graph.node()) values += static_cast<size_t>(node.output_size());
     Scope scope(values);
+    // The main graph's names, as ONNX's checker requires them (see
+    // ModelFacts::main_graph_names_valid): hashed here once for both.
+    const bool main = parent < 0;
+    bool inserted = false;
     for (const auto& vi : graph.input()) {
       auto pin = pinned.find(vi.name());
-      scope[vi.name()].type = pin != pinned.end() ? pin->second : &vi.type();
+      scope.get(vi.name(), &inserted).type = pin != pinned.end() ? pin->second : &vi.type();
+      if (main && !inserted) names_valid_ = false;  // an input listed twice
     }
     for (const auto& init : graph.initializer()) {
-      auto& v = scope[init.name()];
+      auto& v = scope.get(init.name(), &inserted);
+      // Nameless or repeated; before IR 4, an initializer must be a graph input.
+      if (main && (init.name().empty() || v.initializer != nullptr || (ir_version_ <= 3 && inserted))) {
+        names_valid_ = false;
+      }
       v.is_const = true;
       v.initializer = &init;
       if (has_inline_data(init)) v.data = &init;
@@ -327,13 +336,17 @@ class Walker {
     frames_.push_back({&chain, &scope, &declared, path, graphs_++});
     nodes();
     frames_.pop_back();
+    if (main) out_.main_graph_names_valid = names_valid_;
   }
 
   void visit(const onnx::NodeProto& node, int i) {
     Frame& frame = frames_.back();
     // Each input name is hashed once: the facts and the inference context share the lookup.
     input_facts_.clear();
-    for (const auto& n : node.input()) input_facts_.push_back(n.empty() ? nullptr : frame.chain->find(n));
+    for (const auto& n : node.input()) {
+      input_facts_.push_back(n.empty() ? nullptr : frame.chain->find(n));
+      if (!n.empty() && input_facts_.back() == nullptr && frames_.size() == 1) names_valid_ = false;  // used before defined
+    }
     add_node(node, frame.path, frame.graph_id, static_cast<size_t>(i));
     infer(node, *frame.scope, *frame.declared);
     if (progress_ != nullptr) progress_->publish(out_.nodes.size());
@@ -567,7 +580,9 @@ class Walker {
         add_tensor({});
         continue;
       }
-      ValueFacts& v = scope[name];
+      bool inserted = false;
+      ValueFacts& v = scope.get(name, &inserted);
+      if (!inserted && frames_.size() == 1) names_valid_ = false;  // a second writer of the value
       v.is_const = is_constant || f.fold == Fold::Constant;
       v.shape_derived = f.fold == Fold::RuntimeShape;
       if (is_constant && node.attribute_size() == 1 && node.attribute(0).has_t() && has_inline_data(node.attribute(0).t())) {
@@ -751,6 +766,8 @@ class Walker {
   std::unordered_map<std::string, uint32_t> symbol_causes_;  // dim_param -> the graph input's cause
   size_t contradictions_ = 0;
   std::string first_contradiction_;
+  const int64_t ir_version_;
+  bool names_valid_ = true;  // the main graph's, so far (frames_.size() == 1: a main-graph node)
 };
 
 // ---- the on-demand record -------------------------------------------------

@@ -53,8 +53,15 @@ ModelReport lint_read_model(const std::string& path, ModelRead read, const Platf
         });
       },
       [&] {
-        if (cannot_check.empty()) valid = check_onnx_model(*r.loaded->model, r.loaded->folder, check_error);
+        // The walk checks the main graph's names as it hashes them: the checker skips its own tables.
+        if (cannot_check.empty()) {
+          valid = check_onnx_model(*r.loaded->model, r.loaded->folder, check_error, NameCheck::ByCaller);
+        }
       });
+  // Names the walk found wrong (or a walk that did not finish): ONNX's own verdict and reason.
+  if (valid && cannot_check.empty() && !r.facts.main_graph_names_valid) {
+    valid = check_onnx_model(*r.loaded->model, r.loaded->folder, check_error);
+  }
   if (!valid) {
     r = ModelReport{};
     r.path = path;

@@ -56,7 +56,7 @@ std::string one_line(const std::string& what) {
 // checker's time. Any failure, or any graph it does not cover, returns false
 // and the caller runs ONNX's check_graph, whose verdict and message are the
 // ones reported; so this path may only ever be stricter, never more lenient.
-bool plain_graph_passes(const onnx::GraphProto& graph, const onnx::checker::CheckerContext& ctx) {
+bool plain_graph_passes(const onnx::GraphProto& graph, const onnx::checker::CheckerContext& ctx, NameCheck names) {
   if (graph.name().empty() || graph.sparse_initializer_size() > 0) return false;
   for (const auto& node : graph.node()) {
     if (onnx::checker::check_is_experimental_op(node.op_type())) return false;  // ONNX warns on stderr
@@ -67,6 +67,12 @@ bool plain_graph_passes(const onnx::GraphProto& graph, const onnx::checker::Chec
   try {
     for (const auto& vi : graph.input()) onnx::checker::check_value_info(vi, ctx);
     for (const auto& vi : graph.output()) onnx::checker::check_value_info(vi, ctx);
+    const onnx::checker::LexicalScopeContext no_subgraphs;  // check_node passes it to subgraphs only
+    if (names == NameCheck::ByCaller) {
+      for (const auto& init : graph.initializer()) onnx::checker::check_tensor(init, ctx);
+      for (const auto& node : graph.node()) onnx::checker::check_node(node, ctx, no_subgraphs);
+      return true;
+    }
     size_t expected = static_cast<size_t>(graph.input_size()) + static_cast<size_t>(graph.initializer_size());
     for (const auto& node : graph.node()) expected += static_cast<size_t>(node.output_size());
     NameTable<bool> defined(expected);
@@ -83,7 +89,6 @@ bool plain_graph_passes(const onnx::GraphProto& graph, const onnx::checker::Chec
         defined.insert(init.name());
       }
     }
-    const onnx::checker::LexicalScopeContext no_subgraphs;  // check_node passes it to subgraphs only
     for (const auto& node : graph.node()) {
       for (const auto& input : node.input()) {
         if (!input.empty() && !defined.contains(input)) return false;
@@ -118,7 +123,8 @@ std::string checker_cannot_judge(const onnx::ModelProto& model) {
   return {};
 }
 
-bool check_onnx_model(const onnx::ModelProto& model, const std::string& model_dir, std::string& error) {
+bool check_onnx_model(const onnx::ModelProto& model, const std::string& model_dir, std::string& error,
+                      NameCheck names) {
   try {
     // What onnx::checker::check_model(ModelProto) does, with a model folder
     // for external data (that overload has none).
@@ -139,7 +145,7 @@ bool check_onnx_model(const onnx::ModelProto& model, const std::string& model_di
     ctx.set_opset_imports(opsets);
     ctx.set_model_dir(model_dir.empty() ? "." : model_dir);
     onnx::checker::LexicalScopeContext lex;
-    if (!plain_graph_passes(model.graph(), ctx)) onnx::checker::check_graph(model.graph(), ctx, lex);
+    if (!plain_graph_passes(model.graph(), ctx, names)) onnx::checker::check_graph(model.graph(), ctx, lex);
     if (model.ir_version() >= 8) onnx::checker::check_model_local_functions(model, ctx, lex);
   } catch (const std::exception& e) {
     error = one_line(e.what());
