@@ -246,7 +246,16 @@ class FieldReader {
     return false;
   }
 
+  // Most tags and lengths are one byte: that case stays small enough to inline.
   bool read_varint(uint64_t& v, std::string& error) {
+    if (pos_ < end_ && data_[pos_] < 0x80) {
+      v = data_[pos_++];
+      return true;
+    }
+    return read_long_varint(v, error);
+  }
+
+  bool read_long_varint(uint64_t& v, std::string& error) {
     const uint64_t start = pos_;
     v = 0;
     for (int i = 0; i < 10; ++i) {
