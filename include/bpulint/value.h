@@ -24,7 +24,11 @@ class Value {
   Value(Value&& other) noexcept : kind_(other.kind_), u_(other.u_) { other.kind_ = Kind::Unknown, other.u_.p = nullptr; }
   Value& operator=(const Value& other);
   Value& operator=(Value&& other) noexcept;
-  ~Value() { release(); }
+  // Inline for the common case (a scalar, a reasonless Unknown: nothing to
+  // free), which a node's fact cache destroys by the million.
+  ~Value() {
+    if (holds_pointer() && u_.p != nullptr) release();
+  }
 
   static Value unknown(std::string reason = {});
   static Value of_bool(bool v);
@@ -74,6 +78,7 @@ class Value {
     double f;
   };
   void release();
+  bool holds_pointer() const { return kind_ == Kind::Unknown || kind_ >= Kind::String; }
   std::string* str() const { return static_cast<std::string*>(u_.p); }
   std::vector<Value>* list() const { return static_cast<std::vector<Value>*>(u_.p); }
   Fields* record() const { return static_cast<Fields*>(u_.p); }
