@@ -2,22 +2,15 @@
 
 #include <sys/mman.h>
 
+#include "bpulint/sanitizers.h"
+
 namespace bpulint {
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kMapLargeBlocks = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kMapLargeBlocks = false;
-#else
-constexpr bool kMapLargeBlocks = true;
-#endif
-#else
-constexpr bool kMapLargeBlocks = true;
-#endif
+// AddressSanitizer cannot see into a mapping: under it every block stays on the heap.
+constexpr bool kMapLargeBlocks = !BPULINT_ASAN;
 
 bool mapped(size_t bytes) { return kMapLargeBlocks && bytes >= kHugePage; }
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "bpulint/sanitizers.h"
+
 // The dot layout and the core renderers (svg) are linked in as builtins:
 // no plugin configuration file (config6) to find, no pango or cairo, and
 // text widths from Graphviz's own font metrics (Helvetica ~ Arial), so the
@@ -25,14 +27,7 @@ extern gvplugin_library_t gvplugin_core_LTX_library;
 // with one cluster; none without). A report lays out a handful of graphs
 // and exits, so the sanitizer builds are told to ignore allocations made
 // inside libgvc rather than fail on them.
-#if defined(__SANITIZE_ADDRESS__)
-#define BPULINT_LSAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define BPULINT_LSAN 1
-#endif
-#endif
-#ifdef BPULINT_LSAN
+#if BPULINT_ASAN
 extern "C" const char* __lsan_default_suppressions() { return "leak:libgvc.so\n"; }
 #endif
 
