@@ -345,13 +345,16 @@ class Walker {
     input_facts_.clear();
     for (const auto& n : node.input()) {
       input_facts_.push_back(n.empty() ? nullptr : frame.chain->find(n));
-      if (!n.empty() && input_facts_.back() == nullptr && frames_.size() == 1) names_valid_ = false;  // used before defined
+      if (!n.empty() && input_facts_.back() == nullptr && in_main_graph()) names_valid_ = false;  // used before defined
     }
     add_node(node, frame.path, frame.graph_id, static_cast<size_t>(i));
     infer(node, *frame.scope, *frame.declared);
     if (progress_ != nullptr) progress_->publish(out_.nodes.size());
     frame.self = static_cast<long>(out_.nodes.size() - 1);
   }
+
+  // Visiting a node of the main graph (its names are checked for the ONNX checker).
+  bool in_main_graph() const { return frames_.size() == 1; }
 
   onnx::TypeProto* new_type() { return google::protobuf::Arena::CreateMessage<onnx::TypeProto>(out_.arena.get()); }
 
@@ -582,7 +585,7 @@ class Walker {
       }
       bool inserted = false;
       ValueFacts& v = scope.get(name, &inserted);
-      if (!inserted && frames_.size() == 1) names_valid_ = false;  // a second writer of the value
+      if (!inserted && in_main_graph()) names_valid_ = false;  // a second writer of the value
       v.is_const = is_constant || f.fold == Fold::Constant;
       v.shape_derived = f.fold == Fold::RuntimeShape;
       if (is_constant && node.attribute_size() == 1 && node.attribute(0).has_t() && has_inline_data(node.attribute(0).t())) {
@@ -767,7 +770,7 @@ class Walker {
   size_t contradictions_ = 0;
   std::string first_contradiction_;
   const int64_t ir_version_;
-  bool names_valid_ = true;  // the main graph's, so far (frames_.size() == 1: a main-graph node)
+  bool names_valid_ = true;  // the main graph's, so far
 };
 
 // ---- the on-demand record -------------------------------------------------

@@ -3,6 +3,7 @@
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <exception>
 #include <unordered_map>
 #include <unordered_set>
@@ -56,6 +57,7 @@ std::string one_line(const std::string& what) {
 // checker's time. Any failure, or any graph it does not cover, returns false
 // and the caller runs ONNX's check_graph, whose verdict and message are the
 // ones reported; so this path may only ever be stricter, never more lenient.
+// With NameCheck::ByCaller the name tables are left out (check_onnx_model).
 bool plain_graph_passes(const onnx::GraphProto& graph, const onnx::checker::CheckerContext& ctx, NameCheck names) {
   if (graph.name().empty() || graph.sparse_initializer_size() > 0) return false;
   for (const auto& node : graph.node()) {
@@ -68,35 +70,41 @@ bool plain_graph_passes(const onnx::GraphProto& graph, const onnx::checker::Chec
     for (const auto& vi : graph.input()) onnx::checker::check_value_info(vi, ctx);
     for (const auto& vi : graph.output()) onnx::checker::check_value_info(vi, ctx);
     const onnx::checker::LexicalScopeContext no_subgraphs;  // check_node passes it to subgraphs only
-    if (names == NameCheck::ByCaller) {
-      for (const auto& init : graph.initializer()) onnx::checker::check_tensor(init, ctx);
-      for (const auto& node : graph.node()) onnx::checker::check_node(node, ctx, no_subgraphs);
-      return true;
+    // Names: single assignment, defined before use; skipped when the caller checked them.
+    const bool own_names = names == NameCheck::Here;
+    size_t expected = 0;
+    if (own_names) {
+      expected = static_cast<size_t>(graph.input_size()) + static_cast<size_t>(graph.initializer_size());
+      for (const auto& node : graph.node()) expected += static_cast<size_t>(node.output_size());
     }
-    size_t expected = static_cast<size_t>(graph.input_size()) + static_cast<size_t>(graph.initializer_size());
-    for (const auto& node : graph.node()) expected += static_cast<size_t>(node.output_size());
     NameTable<bool> defined(expected);
+    NameTable<bool> initializers(own_names ? static_cast<size_t>(graph.initializer_size()) : 0);
+    auto initializer_named = [&](const std::string& name) {
+      if (!own_names) return true;
+      if (name.empty() || !initializers.insert(name)) return false;
+      if (ctx.get_ir_version() <= 3) return defined.contains(name);  // must be a graph input
+      defined.insert(name);
+      return true;
+    };
+    auto inputs_defined = [&](const onnx::NodeProto& node) {
+      return !own_names || std::all_of(node.input().begin(), node.input().end(),
+                                       [&](const std::string& n) { return n.empty() || defined.contains(n); });
+    };
+    auto outputs_new = [&](const onnx::NodeProto& node) {
+      return !own_names || std::all_of(node.output().begin(), node.output().end(),
+                                       [&](const std::string& n) { return n.empty() || defined.insert(n); });
+    };
     for (const auto& vi : graph.input()) {
-      if (!defined.insert(vi.name())) return false;
+      if (own_names && !defined.insert(vi.name())) return false;
     }
-    NameTable<bool> initializers(static_cast<size_t>(graph.initializer_size()));
     for (const auto& init : graph.initializer()) {
-      if (init.name().empty() || !initializers.insert(init.name())) return false;
+      if (!initializer_named(init.name())) return false;
       onnx::checker::check_tensor(init, ctx);
-      if (ctx.get_ir_version() <= 3) {
-        if (!defined.contains(init.name())) return false;
-      } else {
-        defined.insert(init.name());
-      }
     }
     for (const auto& node : graph.node()) {
-      for (const auto& input : node.input()) {
-        if (!input.empty() && !defined.contains(input)) return false;
-      }
+      if (!inputs_defined(node)) return false;
       onnx::checker::check_node(node, ctx, no_subgraphs);
-      for (const auto& output : node.output()) {
-        if (!output.empty() && !defined.insert(output)) return false;
-      }
+      if (!outputs_new(node)) return false;
     }
   } catch (const std::exception&) {
     return false;
