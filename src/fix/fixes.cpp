@@ -4,6 +4,7 @@
 #include <charconv>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include <onnx/defs/schema.h>
 
@@ -184,7 +185,14 @@ bool direct_attributes(const NodeFacts& node, ConvTransposeParams& p) {
     return false;
   }
   // Defaults come from the schema; without one the general path decides.
-  if (onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(node.opset), node.domain) == nullptr) return false;
+  // (Looked up once per opset and thread: 20,000 findings made it a third of planning.)
+  thread_local int64_t known_opset = -1;
+  thread_local bool has_schema = false;
+  if (node.opset != known_opset) {
+    has_schema = onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(node.opset), node.domain) != nullptr;
+    known_opset = node.opset;
+  }
+  if (!has_schema) return false;
   const auto ints = [](const A* a, size_t n, int64_t fill) {
     return a != nullptr ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>(n, fill);
   };
@@ -280,12 +288,16 @@ bool conv_transpose_params(const NodeFacts& node, ConvTransposeParams& p, std::s
   return true;
 }
 
+namespace {
+
 // Identical layers (a decoder repeats its blocks) get the same verdict on
-// their replacement: key on everything the mini model is built from.
-std::string violation_key(const std::string& fix, const NodeFacts& n, const ConvTransposeParams& p) {
+// their replacement: key on everything the mini model is built from. The
+// input's type comes serialized (`type_bytes`, "" when unknown).
+std::string violation_key(const std::string& fix, const NodeFacts& n, const ConvTransposeParams& p,
+                          const std::string& type_bytes) {
   // Built once per finding: appended in place, no temporary strings.
   std::string key;
-  key.reserve(160);
+  key.reserve(160 + type_bytes.size());
   const auto num = [&key](int64_t x, char sep) {
     char buf[24];
     key.append(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
@@ -304,12 +316,10 @@ std::string violation_key(const std::string& fix, const NodeFacts& n, const Conv
   }
   if (n.inputs[0].type != nullptr) {
     key += '|';
-    n.inputs[0].type->AppendToString(&key);
+    key += type_bytes;
   }
   return key;
 }
-
-namespace {
 
 // What apply_fixes needs of the weight and bias: float32 initializers (a
 // computed weight or a graph input has no bytes to rewrite).
@@ -335,8 +345,10 @@ using WantedFixes = std::vector<std::pair<long, std::vector<std::string>>>;
 // the replacement of a layer identical to one already planned.
 std::vector<NodeFixPlan> plan_range(const ModelFacts& facts, const WantedFixes& wanted, size_t lo, size_t hi,
                                     const Platform& platform, const RuleLevel& level) {
-  std::map<std::string, Violations> violations_cache;
+  std::unordered_map<std::string, Violations> violations_cache;
+  std::unordered_map<const onnx::TypeProto*, std::string> type_bytes;
   std::vector<NodeFixPlan> plans;
+  plans.reserve(hi - lo);
   for (size_t w = lo; w < hi; ++w) {
     const auto& [node, ids] = wanted[w];
     if (ids.empty()) continue;
@@ -345,6 +357,7 @@ std::vector<NodeFixPlan> plan_range(const ModelFacts& facts, const WantedFixes& 
     const NodeFacts& n = facts.nodes[static_cast<size_t>(node)];
     std::string why_not;
     plan.params_known = conv_transpose_params(n, plan.params, why_not);
+    plan.options.reserve(ids.size());
     for (const auto& id : ids) {
       const FixKind* kind = find_fix_kind(id);
       FixOption o;
@@ -365,7 +378,13 @@ std::vector<NodeFixPlan> plan_range(const ModelFacts& facts, const WantedFixes& 
       } else {
         o.applicable = true;
         o.cost = predict_cost(id, plan.params);
-        const std::string key = violation_key(id, n, plan.params);
+        // Inferred types are shared between look-alike tensors: serialized once each.
+        const onnx::TypeProto* type = n.inputs[0].type;
+        auto bytes = type_bytes.find(type);
+        if (bytes == type_bytes.end()) {
+          bytes = type_bytes.emplace(type, type != nullptr ? type->SerializeAsString() : std::string()).first;
+        }
+        const std::string key = violation_key(id, n, plan.params, bytes->second);
         auto cached = violations_cache.find(key);
         if (cached == violations_cache.end()) {
           cached = violations_cache.emplace(key, replacement_violations(id, n, plan.params, platform, level)).first;
