@@ -86,6 +86,9 @@ struct TensorFacts {
   const onnx::TensorProto* data = nullptr;  // constant integer data: inline, or computed by the walk
   const IntValues* values = nullptr;        // integer values computed by the walk (may hold symbols)
   uint32_t cause = 0;                       // 1-based index into ModelFacts::causes; 0 = fully known
+  // The node that writes it: 1-based index into ModelFacts::nodes (in this
+  // graph or an enclosing one); 0 = a graph input, an initializer, omitted.
+  uint32_t producer = 0;
   const onnx::TensorProto* initializer = nullptr;  // a node input that is an initializer (in its scope)
 };
 

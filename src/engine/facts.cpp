@@ -29,6 +29,7 @@ struct ValueFacts {
   const onnx::TensorProto* data = nullptr;  // small constant data shape inference may read (Reshape's shape)
   const IntValues* values = nullptr;        // integer values the walk computed
   uint32_t cause = 0;                       // root cause of what is unknown about it
+  uint32_t producer = 0;                    // the writing node (see TensorFacts::producer)
   const onnx::TensorProto* initializer = nullptr;  // when it is one (of this graph)
 };
 // Value name -> facts for one graph.
@@ -616,7 +617,8 @@ class Walker {
         }
       }
       v.cause = output_cause(v, node_cause, failure, schema, has_subgraph);
-      add_tensor({name, v.type, v.is_const, v.shape_derived, v.data, v.values, v.cause});
+      v.producer = static_cast<uint32_t>(out_.nodes.size());  // this node, pushed by add_node
+      add_tensor({name, v.type, v.is_const, v.shape_derived, v.data, v.values, v.cause, v.producer});
     }
     f.outputs = TensorList(out_.tensors.data() + first, out_.tensors.size() - first);
     shared_output_type_ = nullptr;
@@ -725,7 +727,8 @@ class Walker {
       if (v == nullptr) {
         add_tensor({node.input(k), nullptr, false, false, nullptr, nullptr, 0});
       } else {
-        add_tensor({node.input(k), v->type, v->is_const, v->shape_derived, v->data, v->values, v->cause, v->initializer});
+        add_tensor({node.input(k), v->type, v->is_const, v->shape_derived, v->data, v->values, v->cause, v->producer,
+                    v->initializer});
       }
     }
     f.inputs = TensorList(out_.tensors.data() + first, out_.tensors.size() - first);

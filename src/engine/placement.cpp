@@ -24,6 +24,8 @@ const char* placement_name(Placement p) {
 std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& platform,
                                    const std::vector<Diagnostic>& diagnostics) {
   std::vector<Placement> out(facts.nodes.size(), Placement::Unknown);
+  // A graph has a few dozen op types: each is looked up in the platform once.
+  std::unordered_map<std::string_view, OpClass> classes;
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     const auto& n = facts.nodes[i];
     if (n.fold == Fold::Constant) {
@@ -35,7 +37,9 @@ std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& plat
       continue;
     }
     if (!n.domain.empty()) continue;
-    switch (platform.effective_class(n.op_type)) {
+    auto cls = classes.find(n.op_type);
+    if (cls == classes.end()) cls = classes.emplace(n.op_type, platform.effective_class(n.op_type)).first;
+    switch (cls->second) {
       case OpClass::Bpu: out[i] = Placement::Bpu; break;
       case OpClass::Folded: out[i] = Placement::Folded; break;
       case OpClass::Cpu: out[i] = Placement::Cpu; break;
@@ -55,35 +59,23 @@ std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& plat
 
 std::vector<long> cpu_islands(const ModelFacts& facts, const std::vector<Placement>& placement) {
   std::vector<long> island(facts.nodes.size(), -1);
-  // Only CPU producers can join an island, so only their outputs are indexed.
-  // Keys carry the graph id: a subgraph's values never join an island of
-  // its parent graph (the parent node itself does that).
-  // Keyed by views into the model: no string built per value (20,000 CPU
-  // nodes made the keys most of the summary's time).
-  struct Key {
-    size_t graph;
-    std::string_view name;
-    bool operator==(const Key& o) const { return graph == o.graph && name == o.name; }
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const { return std::hash<std::string_view>()(k.name) ^ (k.graph * 0x9E3779B97F4A7C15ull); }
-  };
-  std::unordered_map<Key, size_t, KeyHash> producer;
+  // A CPU node joins the island of each CPU producer of its inputs, in the
+  // same graph: a subgraph's values never join an island of its parent graph
+  // (the parent node itself does that). The walk recorded the producers.
   DisjointSets sets(facts.nodes.size());
+  bool any = false;
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
     if (placement[i] != Placement::Cpu) continue;
-    for (const auto& o : facts.nodes[i].outputs) {
-      if (!o.name.empty()) producer[Key{facts.nodes[i].graph_id, o.name}] = i;
-    }
-  }
-  if (producer.empty()) return island;
-  for (size_t i = 0; i < facts.nodes.size(); ++i) {
-    if (placement[i] != Placement::Cpu) continue;
+    any = true;
     for (const auto& in : facts.nodes[i].inputs) {
-      auto it = producer.find(Key{facts.nodes[i].graph_id, in.name});
-      if (it != producer.end()) sets.unite(i, it->second);
+      if (in.producer == 0) continue;
+      const size_t from = in.producer - 1;
+      if (placement[from] == Placement::Cpu && facts.nodes[from].graph_id == facts.nodes[i].graph_id) {
+        sets.unite(i, from);
+      }
     }
   }
+  if (!any) return island;
   // Numbered in graph order of each island's first node.
   std::vector<long> number(facts.nodes.size(), -1);
   long next = 0;
