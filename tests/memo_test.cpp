@@ -68,6 +68,23 @@ std::vector<std::string> models(const TempDir& dir) {
 
 std::string type_bytes(const onnx::TypeProto* t) { return t == nullptr ? "<none>" : t->SerializeAsString(); }
 
+void check_same_finding(const Diagnostic& a, const Diagnostic& b) {
+  INFO("finding on node " << a.node << ": " << a.message);
+  CHECK(a.rule == b.rule);
+  CHECK(a.severity == b.severity);
+  CHECK(a.outcome == b.outcome);
+  CHECK(a.message == b.message);
+  CHECK(a.node == b.node);
+  CHECK(a.fixes == b.fixes);
+  CHECK(a.cause == b.cause);
+  CHECK(a.folded_into_note == b.folded_into_note);
+  REQUIRE(a.facts.size() == b.facts.size());
+  for (size_t t = 0; t < a.facts.size(); ++t) {
+    CHECK(a.facts[t].text == b.facts[t].text);
+    CHECK(a.facts[t].value.identical(b.facts[t].value));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("shape inference shared between look-alike nodes gives the facts of inferring each node") {
@@ -128,21 +145,7 @@ TEST_CASE("rule checks shared between look-alike nodes give the findings of chec
       REQUIRE(fresh.size() == shared.size());
       for (size_t i = 0; i < fresh.size(); ++i) {
         const Diagnostic& a = fresh[i];
-        const Diagnostic& b = shared[i];
-        INFO("finding " << i << ": " << a.message);
-        CHECK(a.rule == b.rule);
-        CHECK(a.severity == b.severity);
-        CHECK(a.outcome == b.outcome);
-        CHECK(a.message == b.message);
-        CHECK(a.node == b.node);
-        CHECK(a.fixes == b.fixes);
-        CHECK(a.cause == b.cause);
-        CHECK(a.folded_into_note == b.folded_into_note);
-        REQUIRE(a.facts.size() == b.facts.size());
-        for (size_t t = 0; t < a.facts.size(); ++t) {
-          CHECK(a.facts[t].text == b.facts[t].text);
-          CHECK(a.facts[t].value.identical(b.facts[t].value));
-        }
+        check_same_finding(a, shared[i]);
         ++findings;
         if (a.cause != 0) ++unknown_with_cause;
       }
@@ -151,4 +154,35 @@ TEST_CASE("rule checks shared between look-alike nodes give the findings of chec
   // Enough of each kind that a memo mixing nodes up would show.
   CHECK(findings > 1500);
   CHECK(unknown_with_cause > 100);
+}
+
+// A lint checks nodes while the walk runs, in chunks that the walk's thread
+// also takes once it is done: whichever thread checked a chunk, and whatever
+// its memos held, the findings are those of one fresh pass in node order.
+TEST_CASE("rule checks shared between the walk's thread and the check thread give the findings of one pass") {
+  TempDir dir;
+  LoadedModel loaded;
+  std::string error;
+  // 2 chains x 300 blocks: about 4,800 nodes, 19 chunks of 256.
+  REQUIRE(load_model(save_model(dir, "blocks.onnx", model_from_text(repeated_blocks(300))), loaded, error));
+  for (bool publish_while_walking : {true, false}) {
+    for (const char* platform : {"j6p", "bayes"}) {
+      INFO(platform << (publish_while_walking ? ", nodes published as walked" : ", all nodes published at the end"));
+      const Platform* p = database().find(platform);
+      REQUIRE(p != nullptr);
+      ModelFacts facts;
+      FactProgress progress;
+      // Published all at once, both threads start on the chunks together.
+      const std::vector<Diagnostic> shared = evaluate_while_extracting(facts, *p, progress, [&] {
+        if (!extract_facts(loaded, FactOptions{}, facts, error, publish_while_walking ? &progress : nullptr)) return false;
+        progress.publish(facts.nodes.size());
+        return true;
+      });
+      REQUIRE(facts.nodes.size() > 4000);
+      const std::vector<Diagnostic> fresh = evaluate(facts, *p, false);
+      REQUIRE(fresh.size() == shared.size());
+      for (size_t i = 0; i < fresh.size(); ++i) check_same_finding(fresh[i], shared[i]);
+      CHECK(std::count_if(fresh.begin(), fresh.end(), [](const Diagnostic& d) { return d.outcome == Outcome::Fail; }) >= 600);
+    }
+  }
 }

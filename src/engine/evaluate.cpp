@@ -1,6 +1,7 @@
 #include "bpulint/evaluate.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <string>
@@ -535,10 +536,71 @@ std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platfo
   return with_model_level(facts, index, std::move(nodes));
 }
 
+namespace {
+
+// Nodes are checked in chunks, claimed in order from one counter: by the
+// check thread as the walk publishes them, and by the walk's thread too once
+// the walk is over (on a findings-heavy graph the checks lag the walk). Each
+// thread keeps runs of consecutive chunks; the runs are joined in node order,
+// so the findings are the same however the chunks were shared.
+class ChunkedChecks {
+ public:
+  ChunkedChecks(const ModelFacts& facts, const Platform& platform, FactProgress& progress)
+      : facts_(facts), platform_(platform), progress_(progress) {}
+
+  struct Run {
+    size_t first_chunk = 0;
+    size_t chunks = 0;
+    std::vector<Diagnostic> found;
+  };
+
+  // Claims and checks chunks until none is left; `index` is this thread's own
+  // (its memos are not shared).
+  void work(const RuleIndex& index, std::vector<Run>& runs) {
+    for (;;) {
+      const size_t chunk = next_.fetch_add(1, std::memory_order_relaxed);
+      const size_t first = chunk * kChunk;
+      if (!progress_.wait_for(first)) return;
+      if (runs.empty() || runs.back().first_chunk + runs.back().chunks != chunk) runs.push_back({chunk, 0, {}});
+      Run& run = runs.back();
+      for (size_t i = first; i < first + kChunk && progress_.wait_for(i); ++i) {
+        check_node(facts_.nodes[i], static_cast<long>(i), platform_, index, true, run.found);
+      }
+      ++run.chunks;
+    }
+  }
+
+  static std::vector<Diagnostic> join(std::vector<Run> a, std::vector<Run> b) {
+    std::vector<Run> runs(std::make_move_iterator(a.begin()), std::make_move_iterator(a.end()));
+    runs.insert(runs.end(), std::make_move_iterator(b.begin()), std::make_move_iterator(b.end()));
+    if (runs.empty()) return {};
+    std::sort(runs.begin(), runs.end(), [](const Run& x, const Run& y) { return x.first_chunk < y.first_chunk; });
+    size_t total = 0;
+    for (const auto& r : runs) total += r.found.size();
+    std::vector<Diagnostic> out = std::move(runs.front().found);
+    out.reserve(total);
+    for (size_t i = 1; i < runs.size(); ++i) {
+      out.insert(out.end(), std::make_move_iterator(runs[i].found.begin()),
+                 std::make_move_iterator(runs[i].found.end()));
+    }
+    return out;
+  }
+
+ private:
+  static constexpr size_t kChunk = 256;
+  const ModelFacts& facts_;
+  const Platform& platform_;
+  FactProgress& progress_;
+  std::atomic<size_t> next_{0};
+};
+
+}  // namespace
+
 std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const Platform& platform,
                                                   FactProgress& progress, const std::function<bool()>& extract) {
   const RuleIndex index(platform);
-  std::vector<Diagnostic> nodes;
+  ChunkedChecks checks(facts, platform, progress);
+  std::vector<ChunkedChecks::Run> walk_thread_runs, check_thread_runs;
   // Node i is checked as soon as the walk has published it; the walk runs on
   // this thread, the checks on another (after the walk, when no thread starts).
   bool ok = false;
@@ -552,14 +614,13 @@ std::vector<Diagnostic> evaluate_while_extracting(const ModelFacts& facts, const
           throw;
         }
         progress.finish();
+        if (!ok) return;
+        const RuleIndex own(platform);
+        checks.work(own, walk_thread_runs);
       },
-      [&] {
-        for (size_t i = 0; progress.wait_for(i); ++i) {
-          check_node(facts.nodes[i], static_cast<long>(i), platform, index, true, nodes);
-        }
-      });
+      [&] { checks.work(index, check_thread_runs); });
   if (!ok) return {};
-  return with_model_level(facts, index, std::move(nodes));
+  return with_model_level(facts, index, ChunkedChecks::join(std::move(check_thread_runs), std::move(walk_thread_runs)));
 }
 
 void fold_unverified(const ModelFacts& facts, std::vector<Diagnostic>& diagnostics, bool keep_individual) {
