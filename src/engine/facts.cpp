@@ -1093,21 +1093,34 @@ Value model_record(const onnx::ModelProto& model, const ModelFacts& facts,
   const auto& graph = model.graph();
   // Graph inputs that are initializers (older exporters list weights as
   // inputs) are not model inputs. Look only at the few input names.
+  // A graph has a few inputs and outputs but may have 100,000 initializers and
+  // values: names whose length matches none of the few are never hashed.
+  const auto lengths_of = [](const auto& list) {
+    std::set<size_t> lengths;
+    for (const auto& vi : list) lengths.insert(vi.name().size());
+    return lengths;
+  };
   std::unordered_set<std::string_view> input_names;
   for (const auto& vi : graph.input()) input_names.insert(vi.name());
+  const std::set<size_t> input_lengths = lengths_of(graph.input());
   std::set<std::string> initializers;
   for (const auto& init : graph.initializer()) {
-    if (input_names.count(init.name()) != 0) initializers.insert(init.name());
+    if (input_lengths.count(init.name().size()) != 0 && input_names.count(init.name()) != 0) {
+      initializers.insert(init.name());
+    }
   }
   Value inputs = io_list(graph.input(), initializers, pinned);
   // Outputs: prefer what inference found for the producing node.
   std::unordered_set<std::string_view> output_names;
   for (const auto& vi : graph.output()) output_names.insert(vi.name());
+  const std::set<size_t> output_lengths = lengths_of(graph.output());
   std::map<std::string, const onnx::TypeProto*> produced;
   for (const auto& n : facts.nodes) {
     if (n.graph_id != 0) continue;
     for (const auto& o : n.outputs) {
-      if (o.type != nullptr && output_names.count(o.name) != 0) produced[std::string(o.name)] = o.type;
+      if (o.type != nullptr && output_lengths.count(o.name.size()) != 0 && output_names.count(o.name) != 0) {
+        produced[std::string(o.name)] = o.type;
+      }
     }
   }
   Value outputs = io_list(graph.output(), {}, produced);
