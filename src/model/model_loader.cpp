@@ -388,6 +388,15 @@ class LeanEncoder {
     return true;
   }
 
+  // Every field of every tensor read (encode skips small tensors' fields):
+  // false with the first place the framing breaks, for the error message.
+  bool check_framing(std::string& error) {
+    skip_small_tensors_ = false;
+    if (encode_message(Kind::kModel, 0, size_, 1, nullptr)) return true;
+    error = error_;
+    return false;
+  }
+
   std::vector<ByteSpan> node_spans;
   uint64_t stripped_bytes = 0;
   size_t stripped_tensors = 0;
@@ -441,6 +450,13 @@ class LeanEncoder {
   // TensorProto: fields may come in any order (raw_data before dims, ...),
   // so a first pass decides whether to strip and a second pass copies.
   bool encode_tensor(uint64_t begin, uint64_t end, std::string* out) {
+    // A tensor no longer than the limit cannot hold a payload to strip (most
+    // initializers of a big graph): copied without reading its fields, which
+    // protobuf checks when it parses them (check_framing says where it broke).
+    if (skip_small_tensors_ && end - begin <= kInlinePayloadLimit) {
+      copy(begin, end, out);
+      return true;
+    }
     prefetch(begin);
     Field raw;  // the last raw_data wins, as in protobuf
     bool has_raw = false;
@@ -527,6 +543,7 @@ class LeanEncoder {
   uint64_t size_;
   std::string self_location_;
   bool mapped_ = false;
+  bool skip_small_tensors_ = true;  // see encode_tensor
   uint64_t prefetched_ = 0;
   std::string error_;
 };
@@ -653,7 +670,16 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   LeanEncoder encoder(file.data(), file.size(), real_name, file.mapped());
   std::string lean;
   bool unchanged = false;
-  if (!encoder.encode(lean, unchanged, error)) return false;
+  // Where the framing breaks, said as a scan of every field finds it first.
+  const auto exact_framing_error = [&](std::string& message) {
+    LeanEncoder framing(file.data(), file.size(), real_name, false);
+    std::string first_break;
+    if (!framing.check_framing(first_break)) message = first_break;
+  };
+  if (!encoder.encode(lean, unchanged, error)) {
+    exact_framing_error(error);
+    return false;
+  }
   if (unchanged && file.size() > kMaxLeanSize) {
     error = "model structure exceeds 2 GiB";
     return false;
@@ -666,6 +692,7 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
                                 : parse_model(reinterpret_cast<const uint8_t*>(lean.data()), lean.size(), *result.model);
   if (!parsed) {
     error = std::string(kNotOnnx) + "protobuf cannot parse the model structure";
+    exact_framing_error(error);
     return false;
   }
   if (!check_model_header(*result.model, error)) return false;
