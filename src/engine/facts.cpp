@@ -520,7 +520,10 @@ class Walker {
              const std::unordered_map<std::string_view, const onnx::TypeProto*>& declared) {
     NodeFacts& f = out_.nodes.back();
     const bool is_constant = f.domain.empty() && node.op_type() == "Constant";
-    std::vector<const onnx::TypeProto*> inferred;  // kept types; nullptr = nothing inferred
+    // Kept types; nullptr = nothing inferred. One buffer for the walk (infer
+    // is not reentrant: subgraphs are walked after their owner's visit).
+    std::vector<const onnx::TypeProto*>& inferred = scratch_inferred_;
+    inferred.clear();
     const onnx::OpSchema* schema = current_schema_;
     const bool has_subgraph = current_has_subgraph_;
     const ValueFacts* first_input = input_facts_.empty() ? nullptr : input_facts_[0];
@@ -760,6 +763,7 @@ class Walker {
   bool memoize_;
   std::vector<std::unique_ptr<onnx::TypeProto>> scratch_types_;  // inference output, reused per node
   std::vector<onnx::TypeProto*> scratch_outputs_;
+  std::vector<const onnx::TypeProto*> scratch_inferred_;  // infer()'s kept output types
   onnx::TypeProto scratch_init_type_;
   NameTable<const onnx::OpSchema*> default_schemas_{64};  // by op type (views into the model)
   std::map<std::string, int64_t> opsets_;
