@@ -2,6 +2,7 @@
 
 #include "bpulint/fact_names.h"
 #include "bpulint/facts.h"
+#include "bpulint/placement.h"
 #include "test_util.h"
 
 using namespace bpulint;
@@ -131,6 +132,48 @@ g (bool cond, float[2] X) => (float[2] Y) {
   CHECK(f->nodes[2].path() == "g/If_0.else_branch/Neg_0");
   // Outer-scope values are visible inside the subgraph.
   CHECK(fact(f->nodes[1], "input").items().at(0).field("shape")->to_string() == "[2]");
+}
+
+// CPU islands are built from these producers (placement.cpp).
+TEST_CASE("the walk records each value's producer, and CPU islands stay within their graph") {
+  // Three ConvTranspose3d k = s = 2 (on the CPU on j6p): one in the main graph,
+  // one in each branch of an If, both reading the main graph's result.
+  const ModelReport r = lint_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool cond, float[1, 4, 2, 4, 4] X) => (float[1, 4, 8, 16, 16] Y) <float[4, 4, 2, 2, 2] W = {)" +
+                                  [] {
+                                    std::string zeros = "0";
+                                    for (int i = 1; i < 128; ++i) zeros += ", 0";
+                                    return zeros;
+                                  }() + R"(}> {
+  t = ConvTranspose <kernel_shape = [2, 2, 2], strides = [2, 2, 2]> (X, W)
+  Y = If (cond) <
+    then_branch = then_g () => (float[1, 4, 8, 16, 16] A) {
+      A = ConvTranspose <kernel_shape = [2, 2, 2], strides = [2, 2, 2]> (t, W)
+    },
+    else_branch = else_g () => (float[1, 4, 8, 16, 16] B) {
+      B = ConvTranspose <kernel_shape = [2, 2, 2], strides = [2, 2, 2]> (t, W)
+    }
+  >
+}
+)");
+  REQUIRE(r.facts.nodes.size() == 4);  // t, If, then's, else's
+  const auto& main_ct = r.facts.nodes[0];
+  CHECK(main_ct.inputs[0].producer == 0);  // a graph input
+  CHECK(main_ct.inputs[1].producer == 0);  // an initializer
+  CHECK(main_ct.outputs[0].producer == 1);
+  for (size_t branch : {2u, 3u}) {
+    INFO(r.facts.nodes[branch].graph_path);
+    CHECK(r.facts.nodes[branch].inputs[0].producer == 1);  // read from the enclosing graph
+    REQUIRE(r.placement[branch] == Placement::Cpu);
+  }
+  REQUIRE(r.placement[0] == Placement::Cpu);
+  // Each branch's node is its own island, apart from the main graph's.
+  const std::vector<long> islands = cpu_islands(r.facts, r.placement);
+  CHECK(islands[0] >= 0);
+  CHECK(islands[2] != islands[0]);
+  CHECK(islands[3] != islands[0]);
+  CHECK(islands[2] != islands[3]);
 }
 
 TEST_CASE("a model newer than the ONNX library gets a note, not a refusal") {
