@@ -409,13 +409,24 @@ class Walker {
   }
 
   // Initializers without value_info still have a type: synthesise one.
+  // An initializer's type: its dtype and dims, kept once per distinct pair.
+  // A big graph has 100,000 initializers of a few shapes; building a message
+  // per initializer to find its kept type was a tenth of the walk.
   const onnx::TypeProto* type_of(const onnx::TensorProto& init) {
+    std::string& key = init_type_key_;
+    key.clear();
+    const int32_t dtype = init.data_type();
+    key.append(reinterpret_cast<const char*>(&dtype), sizeof dtype);
+    for (int64_t d : init.dims()) key.append(reinterpret_cast<const char*>(&d), sizeof d);
+    auto [it, inserted] = init_types_.try_emplace(key, nullptr);
+    if (!inserted) return it->second;
     onnx::TypeProto& t = scratch_init_type_;
     t.Clear();
-    t.mutable_tensor_type()->set_elem_type(init.data_type());
+    t.mutable_tensor_type()->set_elem_type(dtype);
     auto* shape = t.mutable_tensor_type()->mutable_shape();
     for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
-    return types_.keep(t);
+    it->second = types_.keep(t);
+    return it->second;
   }
 
   // What the toolchain does with the node before placing it: constant-fold
@@ -765,6 +776,8 @@ class Walker {
   std::vector<onnx::TypeProto*> scratch_outputs_;
   std::vector<const onnx::TypeProto*> scratch_inferred_;  // infer()'s kept output types
   onnx::TypeProto scratch_init_type_;
+  std::string init_type_key_;                                           // type_of's scratch
+  std::unordered_map<std::string, const onnx::TypeProto*> init_types_;  // dtype + dims -> kept type
   NameTable<const onnx::OpSchema*> default_schemas_{64};  // by op type (views into the model)
   std::map<std::string, int64_t> opsets_;
   size_t graphs_ = 0;
