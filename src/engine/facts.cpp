@@ -463,19 +463,30 @@ class Walker {
 
   // The values shape arithmetic reads, for every input: computed by the walk,
   // or read from small constant data (kept in `scratch`).
-  ValueInputs value_inputs(std::deque<IntValues>& scratch) const {
+  ValueInputs value_inputs() {
     ValueInputs in;
     in.reserve(input_facts_.size());
     for (const ValueFacts* v : input_facts_) {
       if (v != nullptr && v->values != nullptr) {
         in.push_back(v->values);
-      } else if (v != nullptr && v->data != nullptr && values_of_tensor(*v->data, scratch.emplace_back())) {
-        in.push_back(&scratch.back());
+      } else if (v != nullptr && v->data != nullptr) {
+        in.push_back(decoded(*v->data));
       } else {
         in.push_back(nullptr);
       }
     }
     return in;
+  }
+
+  // A constant tensor's integer values, decoded once per tensor (a graph's
+  // Reshapes share a few target shapes); nullptr when they are not integers.
+  const IntValues* decoded(const onnx::TensorProto& t) {
+    auto [it, inserted] = decoded_.try_emplace(&t, nullptr);
+    if (inserted) {
+      IntValues v;
+      if (values_of_tensor(t, v)) it->second = &decoded_store_.emplace_back(std::move(v));
+    }
+    return it->second;
   }
 
   std::vector<const onnx::TypeProto*> input_types() const {
@@ -530,6 +541,7 @@ class Walker {
   void infer(const onnx::NodeProto& node, Scope& scope,
              const std::unordered_map<std::string_view, const onnx::TypeProto*>& declared) {
     NodeFacts& f = out_.nodes.back();
+    const OpTraits& traits = op_traits(f);
     const bool is_constant = f.domain.empty() && node.op_type() == "Constant";
     // Kept types; nullptr = nothing inferred. One buffer for the walk (infer
     // is not reentrant: subgraphs are walked after their owner's visit).
@@ -540,7 +552,7 @@ class Walker {
     const ValueFacts* first_input = input_facts_.empty() ? nullptr : input_facts_[0];
     std::string failure;
     if (schema != nullptr && !has_subgraph && node.output_size() == 1 && first_input != nullptr &&
-        first_input->type != nullptr && keeps_input_type(f.op_type)) {
+        first_input->type != nullptr && traits.keeps_input_type) {
       // ONNX infers these ops by copying input 0's type; sharing the pointer
       // does the same without a context, a copy or an allocation.
       shared_output_type_ = first_input->type;
@@ -565,11 +577,10 @@ class Walker {
     // op reads shapes), which keeps the walk of a big float graph as cheap as before.
     const IntValues* out_values = nullptr;
     const onnx::TypeProto* symbolic_type = nullptr;
-    const bool value_op = f.domain.empty() && is_value_op(f.op_type);
-    const bool shaped_by_values = f.domain.empty() && is_shaped_by_values(f.op_type);
+    const bool value_op = traits.value_op;
+    const bool shaped_by_values = traits.shaped_by_values;
     if ((value_op || shaped_by_values) && failure.empty() && node.output_size() >= 1 && wants_values(f.op_type)) {
-      std::deque<IntValues> scratch;
-      const ValueInputs values = value_inputs(scratch);
+      const ValueInputs values = value_inputs();
       const auto types = input_types();
       IntValues computed;
       if (value_op && propagate_values(node, f.opset, values, types, computed)) {
@@ -681,6 +692,22 @@ class Walker {
     return node_cause;
   }
 
+  // What infer() asks of a default-domain op type, worked out on its first
+  // node (string sets and compares per node were a tenth of infer).
+  struct OpTraits {
+    bool keeps_input_type = false;
+    bool value_op = false;
+    bool shaped_by_values = false;
+  };
+  const OpTraits& op_traits(const NodeFacts& f) {
+    static const OpTraits kNone;
+    if (!f.domain.empty()) return kNone;
+    bool inserted = false;
+    OpTraits& t = op_traits_.get(f.proto->op_type(), &inserted);
+    if (inserted) t = {keeps_input_type(f.op_type), is_value_op(f.op_type), is_shaped_by_values(f.op_type)};
+    return t;
+  }
+
   // Default-domain ops whose single output has exactly input 0's type and shape
   // (their ONNX inference is propagateShapeAndTypeFromFirstInput).
   bool keeps_input_type(std::string_view op) const {
@@ -776,9 +803,12 @@ class Walker {
   std::vector<onnx::TypeProto*> scratch_outputs_;
   std::vector<const onnx::TypeProto*> scratch_inferred_;  // infer()'s kept output types
   onnx::TypeProto scratch_init_type_;
+  std::unordered_map<const onnx::TensorProto*, const IntValues*> decoded_;  // see decoded()
+  std::deque<IntValues> decoded_store_;
   std::string init_type_key_;                                           // type_of's scratch
   std::unordered_map<std::string, const onnx::TypeProto*> init_types_;  // dtype + dims -> kept type
   NameTable<const onnx::OpSchema*> default_schemas_{64};  // by op type (views into the model)
+  NameTable<OpTraits> op_traits_{64};                      // default-domain op types, as above
   std::map<std::string, int64_t> opsets_;
   size_t graphs_ = 0;
   std::vector<Frame> frames_;  // the graphs being walked, innermost last
