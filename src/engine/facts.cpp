@@ -462,7 +462,7 @@ class Walker {
   }
 
   // The values shape arithmetic reads, for every input: computed by the walk,
-  // or read from small constant data (kept in `scratch`).
+  // or read from small constant data (decoded once per tensor).
   ValueInputs value_inputs() {
     ValueInputs in;
     in.reserve(input_facts_.size());
