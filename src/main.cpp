@@ -7,8 +7,8 @@
 int main(int argc, char** argv) {
   const int code = bpulint::run_cli(argc, argv);
 #ifndef BPULINT_FREE_AT_EXIT
-  // All is written: the libraries' static tables (ONNX's thousands of op
-  // schemas) are left to the OS instead of being destroyed one by one.
+  // All is written: the libraries' static tables (ONNX's op-schema registry
+  // among them) are left to the OS instead of being destroyed one by one.
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);

@@ -408,10 +408,10 @@ class Walker {
     return id;
   }
 
-  // Initializers without value_info still have a type: synthesise one.
-  // An initializer's type: its dtype and dims, kept once per distinct pair.
-  // A big graph has 100,000 initializers of a few shapes; building a message
-  // per initializer to find its kept type was a tenth of the walk.
+  // Initializers without value_info still have a type: synthesised from the
+  // dtype and dims, and looked up by them (a big graph has 100,000
+  // initializers of a few shapes: a message built per initializer only to
+  // find the kept type cost more than the lookup).
   const onnx::TypeProto* type_of(const onnx::TensorProto& init) {
     std::string& key = init_type_key_;
     key.clear();
@@ -693,7 +693,7 @@ class Walker {
   }
 
   // What infer() asks of a default-domain op type, worked out on its first
-  // node (string sets and compares per node were a tenth of infer).
+  // node instead of by string sets and compares on every node.
   struct OpTraits {
     bool keeps_input_type = false;
     bool value_op = false;
@@ -710,14 +710,14 @@ class Walker {
 
   // Default-domain ops whose single output has exactly input 0's type and shape
   // (their ONNX inference is propagateShapeAndTypeFromFirstInput).
-  bool keeps_input_type(std::string_view op) const {
+  static bool keeps_input_type(std::string_view op) {
     static const std::unordered_set<std::string_view> kOps = {
         "Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish",
         "Softplus", "Softsign", "ThresholdedRelu", "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor",
         "Ceil", "Round", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
         "Atanh", "Sign", "Identity", "Dropout", "BatchNormalization", "Softmax", "LogSoftmax",
         "InstanceNormalization", "LpNormalization", "Clip", "Shrink", "HardMax", "Hardmax"};
-    return out_.nodes.back().domain.empty() && kOps.count(op) > 0;
+    return kOps.count(op) > 0;
   }
 
   // A declared shape whose rank or static dims differ from the inferred one.
@@ -1139,9 +1139,9 @@ Value model_record(const onnx::ModelProto& model, const ModelFacts& facts,
                    const std::map<std::string, const onnx::TypeProto*>& pinned) {
   const auto& graph = model.graph();
   // Graph inputs that are initializers (older exporters list weights as
-  // inputs) are not model inputs. Look only at the few input names.
-  // A graph has a few inputs and outputs but may have 100,000 initializers and
-  // values: names whose length matches none of the few are never hashed.
+  // inputs) are not model inputs. A graph has a few inputs and outputs but
+  // may have 100,000 initializers and values: a name whose length matches
+  // none of the few is never hashed.
   const auto lengths_of = [](const auto& list) {
     std::set<size_t> lengths;
     for (const auto& vi : list) lengths.insert(vi.name().size());
