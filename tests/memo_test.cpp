@@ -161,28 +161,38 @@ TEST_CASE("rule checks shared between look-alike nodes give the findings of chec
 // its memos held, the findings are those of one fresh pass in node order.
 TEST_CASE("rule checks shared between the walk's thread and the check thread give the findings of one pass") {
   TempDir dir;
-  LoadedModel loaded;
-  std::string error;
-  // 2 chains x 300 blocks: about 4,800 nodes, 19 chunks of 256.
-  REQUIRE(load_model(save_model(dir, "blocks.onnx", model_from_text(repeated_blocks(300))), loaded, error));
-  for (bool publish_while_walking : {true, false}) {
-    for (const char* platform : {"j6p", "bayes"}) {
-      INFO(platform << (publish_while_walking ? ", nodes published as walked" : ", all nodes published at the end"));
-      const Platform* p = database().find(platform);
-      REQUIRE(p != nullptr);
-      ModelFacts facts;
-      FactProgress progress;
-      // Published all at once, both threads start on the chunks together.
-      const std::vector<Diagnostic> shared = evaluate_while_extracting(facts, *p, progress, [&] {
-        if (!extract_facts(loaded, FactOptions{}, facts, error, publish_while_walking ? &progress : nullptr)) return false;
-        progress.publish(facts.nodes.size());
-        return true;
-      });
-      REQUIRE(facts.nodes.size() > 4000);
-      const std::vector<Diagnostic> fresh = evaluate(facts, *p, false);
-      REQUIRE(fresh.size() == shared.size());
-      for (size_t i = 0; i < fresh.size(); ++i) check_same_finding(fresh[i], shared[i]);
-      CHECK(std::count_if(fresh.begin(), fresh.end(), [](const Diagnostic& d) { return d.outcome == Outcome::Fail; }) >= 600);
+  // 2 chains x 300 blocks (about 4,800 nodes, 19 chunks of 256), and the real
+  // exports (vit_seqfirst_dynamic's 299 nodes take two chunks).
+  std::vector<std::string> paths = models(dir);
+  paths.front() = save_model(dir, "blocks300.onnx", model_from_text(repeated_blocks(300)));
+  size_t failed = 0;
+  for (const std::string& path : paths) {
+    LoadedModel loaded;
+    std::string error;
+    REQUIRE(load_model(path, loaded, error));
+    for (bool publish_while_walking : {true, false}) {
+      for (const char* platform : {"j6p", "bayes"}) {
+        INFO(path << " on " << platform
+                  << (publish_while_walking ? ", nodes published as walked" : ", all nodes published at the end"));
+        const Platform* p = database().find(platform);
+        REQUIRE(p != nullptr);
+        ModelFacts facts;
+        FactProgress progress;
+        // Published all at once, both threads start on the chunks together.
+        const std::vector<Diagnostic> shared = evaluate_while_extracting(facts, *p, progress, [&] {
+          if (!extract_facts(loaded, FactOptions{}, facts, error, publish_while_walking ? &progress : nullptr)) {
+            return false;
+          }
+          progress.publish(facts.nodes.size());
+          return true;
+        });
+        const std::vector<Diagnostic> fresh = evaluate(facts, *p, false);
+        REQUIRE(fresh.size() == shared.size());
+        for (size_t i = 0; i < fresh.size(); ++i) check_same_finding(fresh[i], shared[i]);
+        failed += static_cast<size_t>(std::count_if(fresh.begin(), fresh.end(),
+                                                    [](const Diagnostic& d) { return d.outcome == Outcome::Fail; }));
+      }
     }
   }
+  CHECK(failed >= 2400);  // the blocks' ConvTranspose3d alone fail 600 times per platform and mode
 }
