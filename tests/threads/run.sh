@@ -11,7 +11,11 @@ if [[ $(id -u) -ne 0 ]] || ! command -v setpriv >/dev/null; then
   exit 77
 fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-rm -rf "$work" && mkdir -p "$work"
+# The work folder goes to 'nobody', who cannot enter a clone under /root
+# (mode 700, where a root container clones): so the work happens in a fresh
+# temporary folder, not in WORK_DIR inside the build tree.
+work=$(mktemp -d /tmp/bpu-lint-no-threads.XXXXXX)
+trap 'rm -rf "$work"' EXIT
 cp "$bin" "$work/bpu-lint"
 cp "$root/tests/exports/occupancy_dynamic.onnx" "$root/examples/case_study.onnx" "$work/"
 # A graph big enough for the split parse (>= 4096 entries) and the split fix
