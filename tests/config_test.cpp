@@ -48,7 +48,38 @@ TEST_CASE("select and ignore match prefixes, the command line overrides the conf
   CHECK(count(cli.out, "[BPU11") == 4);
   const CommandResult ignored = run_bpu_lint({p.model, "--isolated", "--ignore", "BPU1"});
   CHECK(ignored.exit_code == 0);
-  CHECK(ignored.out.find("0 on CPU") != std::string::npos);  // placement follows the rules that apply
+  // Deselecting a rule changes what is reported, never where the node runs.
+  CHECK(ignored.out.find("3 on CPU") != std::string::npos);
+}
+
+TEST_CASE("a selector that matches no rule is refused, ids match case-insensitively") {
+  Project p("");
+  const CommandResult typo = run_bpu_lint({p.model, "--isolated", "--select", "XYZ9999"});
+  INFO(typo.out << typo.err);
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err.find("--select: 'XYZ9999' matches no rule of j6p (closest: ") != std::string::npos);
+  CHECK(typo.out.empty());
+  const CommandResult lower = run_bpu_lint({p.model, "--isolated", "--select", "bpu1101"});
+  CHECK(lower.exit_code == 1);
+  CHECK(count(lower.out, "[BPU1101]") == 1);
+  const CommandResult ignore_typo = run_bpu_lint({p.model, "--isolated", "--ignore", "BPU11O1"});
+  CHECK(ignore_typo.exit_code == 2);
+  CHECK(ignore_typo.err.find("BPU1101") != std::string::npos);  // the closest real id is named
+  Project waived("waivers:\n  - rule: BPU77*\n    node: '*'\n    reason: typo\n");
+  const CommandResult waiver = run_bpu_lint({waived.model});
+  CHECK(waiver.exit_code == 2);
+  CHECK(waiver.err.find("waiver rule 'BPU77*' matches no rule") != std::string::npos);
+}
+
+TEST_CASE("ignoring the rules that fire leaves the placement summary as it was") {
+  Project p("");
+  const CommandResult all = run_bpu_lint({p.model, "--isolated"});
+  const CommandResult ignored = run_bpu_lint({p.model, "--isolated", "--ignore", "BPU1101,BPU1102"});
+  auto summary = [](const std::string& out) { return out.substr(out.find(": 10 nodes:"), 60); };
+  REQUIRE(all.out.find(": 10 nodes:") != std::string::npos);
+  REQUIRE(ignored.out.find(": 10 nodes:") != std::string::npos);
+  CHECK(summary(ignored.out) == summary(all.out));
+  CHECK(ignored.out.find("3 on CPU") != std::string::npos);
 }
 
 TEST_CASE("severity overrides change the level and the exit code") {

@@ -171,6 +171,33 @@ TEST_CASE("--min-severity lists only findings at or above a level, in every form
   CHECK(bad.exit_code == 2);
 }
 
+TEST_CASE("rules validate reports every mistake inside one rule, each at its place") {
+  TempDir dir;
+  const std::string broken = dir.path("team.yaml");
+  // An unknown key used to hide the expression error and the bad severity.
+  write_file(broken, R"(schema_version: 1
+extends: j6p
+rules:
+  - id: TEAM0001
+    name: three-mistakes
+    summary: "x"
+    ops: [Conv]
+    colour: red
+    require: "group >"
+    severity: fatal
+    message: "m"
+    status: verified
+    source: "s"
+)");
+  const CommandResult v = run_bpu_lint({"rules", "validate", broken});
+  INFO(v.err);
+  CHECK(v.exit_code == 2);
+  CHECK(count(v.err, "\n") == 3);
+  CHECK(v.err.find(broken + ":8:5: ") != std::string::npos);   // the unknown key
+  CHECK(v.err.find(broken + ":9:") != std::string::npos);      // the expression
+  CHECK(v.err.find(broken + ":10:15: severity must be error, warning or note") != std::string::npos);
+}
+
 TEST_CASE("rules validate lists every broken rule of a file at once, and explain finds user rules") {
   TempDir dir;
   const std::string broken = dir.path("team.yaml");

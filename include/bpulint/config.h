@@ -63,6 +63,11 @@ struct Config {
   std::string relative_path(const std::string& model_path) const;
 };
 
+// Rule ids match case-insensitively: selectors are kept upper-cased.
+std::string upper_id(std::string id);
+// A waiver's rule glob against a rule id, ignoring case.
+bool rule_glob_matches(const std::string& pattern, const std::string& id);
+
 constexpr const char* kConfigFileName = ".bpu-lint.yaml";
 
 // The nearest .bpu-lint.yaml in the model's folder or above; "" when none.

@@ -20,6 +20,12 @@ struct LoadError {
   std::string message;
 };
 
+// Every error of one entry (a rule), the first as the LoadError itself, so a
+// loader that stops at the first error reports that one.
+struct RuleErrors : LoadError {
+  std::vector<LoadError> errors;
+};
+
 // yaml-cpp's messages may quote the offending bytes (a raw newline or escape
 // character): errors are one line, so control characters are spelled out.
 inline std::string yaml_message(const std::string& msg) {

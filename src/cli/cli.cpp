@@ -206,6 +206,9 @@ int run_cli(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_flag("--exit-zero", run.exit_zero, "Exit 0 even when errors are found (2 still means broken input)");
   app.add_flag("--fix", run.fix, "Apply the fixes (rewrite, prove numerically, write, re-lint)");
+  app.add_flag("--exit-non-zero-on-fix", run.exit_non_zero_on_fix,
+               "With --fix: exit 1 when a fixed model was written, so a pre-commit hook stops for the author to "
+               "review and stage it");
   app.add_option("--fix-strategy", run.fix_strategy, "auto (each node's recommended fix) or a fix id")
       ->check(CLI::IsMember(fix_strategies()));
   app.add_option("--fixed-model", run.fixed_model, "Where --fix writes (default: <stem>.fixed.onnx beside the input)");

@@ -1,5 +1,7 @@
 #include "lint_run.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cctype>
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <thread>
 #include <tuple>
 
+#include "bpulint/builtin_rules.h"
 #include "bpulint/config.h"
 #include "bpulint/exit_codes.h"
 #include "bpulint/fix_apply.h"
@@ -71,6 +74,45 @@ void expand_inputs(const std::vector<std::string>& inputs, std::vector<std::stri
   }
 }
 
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Every rule id a finding on this platform can carry: its rules, its
+// siblings' (reported as "cannot verify" here) and the engine's own.
+std::set<std::string> rule_ids(const Platform& p) {
+  std::set<std::string> ids;
+  for (const auto& r : p.rules) ids.insert(r.id);
+  for (const auto& s : p.sibling_rules) ids.insert(s.rule.id);
+  for (const auto& r : builtin_rules()) ids.insert(r.id);
+  return ids;
+}
+
+// The real ids nearest a typo (compared over the typo's length, so a
+// mistyped prefix finds the ids it was meant to start), at most three.
+std::string closest_ids(const std::string& selector, const std::set<std::string>& ids) {
+  std::vector<std::pair<size_t, std::string>> ranked;
+  for (const auto& id : ids) {
+    const std::string head = id.substr(0, std::max(selector.size(), size_t{4}));
+    ranked.emplace_back(std::min(edit_distance(selector, id), edit_distance(selector, head)), id);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::string out;
+  for (size_t i = 0; i < ranked.size() && i < 3; ++i) out += (out.empty() ? "" : ", ") + ranked[i].second;
+  return out;
+}
+
 // What one configuration file (or none) means for the models that use it.
 struct Setup {
   Config config;
@@ -124,6 +166,7 @@ class Runner {
       if (!setup_for(p, m.setup, error) || !resolve(m, error)) return fail(error);
       models_.push_back(std::move(m));
     }
+    if (!selectors_match(error)) return fail(error);
     if (o_.hb_config != nullptr && text_output()) {
       out_ << o_.hb_config->path << ": Horizon compile config: " << hb_config_summary(*o_.hb_config) << "\n";
     }
@@ -160,12 +203,83 @@ class Runner {
     return true;
   }
 
+  // A selector that matches no rule would silently turn the gate off (a
+  // typo'd --select runs nothing and passes): each select, ignore and
+  // severity id or prefix, and each waiver's rule glob, must match a rule of
+  // a platform of the models it applies to.
+  bool selectors_match(std::string& error) const {
+    struct Use {
+      std::string where, what;
+      std::set<const Platform*> platforms;
+    };
+    std::map<std::pair<std::string, std::string>, Use> uses;  // (where, selector) -> platforms in scope
+    auto use = [&](const std::string& where, const std::string& what, const std::string& selector, const Platform* p) {
+      Use& u = uses[{where, what + "\n" + selector}];
+      u.where = where;
+      u.what = what;
+      u.platforms.insert(p);
+    };
+    for (const auto& m : models_) {
+      const Config& c = m.setup->config;
+      const std::string top = c.path.empty() ? "the configuration" : c.path;
+      if (!o_.select) for (const auto& id : c.select) use(top, "select", id, m.platform);
+      if (!o_.ignore) for (const auto& id : c.ignore) use(top, "ignore", id, m.platform);
+      for (const auto& kv : c.severity) use(top, "severity", kv.first, m.platform);
+      const std::string rel = c.relative_path(m.path);
+      for (const auto& ov : c.overrides) {
+        if (rel.empty() || !std::any_of(ov.models.begin(), ov.models.end(), [&](const std::string& g) {
+              return fnmatch_path(g, rel);
+            })) {
+          continue;
+        }
+        if (ov.select && !o_.select) for (const auto& id : *ov.select) use(ov.where.str(), "select", id, m.platform);
+        if (ov.ignore && !o_.ignore) for (const auto& id : *ov.ignore) use(ov.where.str(), "ignore", id, m.platform);
+        for (const auto& kv : ov.severity) use(ov.where.str(), "severity", kv.first, m.platform);
+      }
+      if (o_.select) for (const auto& id : *o_.select) use("--select", "", id, m.platform);
+      if (o_.ignore) for (const auto& id : *o_.ignore) use("--ignore", "", id, m.platform);
+      for (const auto& w : c.waivers) {
+        if (!w.model.empty() && (rel.empty() || !fnmatch_path(w.model, rel))) continue;
+        use(w.where.str(), "waiver rule", w.rule, m.platform);
+      }
+    }
+    for (const auto& [key, u] : uses) {
+      const std::string selector = key.second.substr(key.second.find('\n') + 1);
+      const bool glob = u.what == "waiver rule";
+      const bool exact = u.what == "severity";
+      std::set<std::string> ids;
+      std::string names;
+      for (const Platform* p : u.platforms) {
+        const auto some = rule_ids(*p);
+        ids.insert(some.begin(), some.end());
+        names += (names.empty() ? "" : " or ") + p->name;
+      }
+      const bool found = std::any_of(ids.begin(), ids.end(), [&](const std::string& id) {
+        if (glob) return rule_glob_matches(selector, id);
+        const std::string s = upper_id(selector);
+        return exact ? id == s : id.compare(0, s.size(), s) == 0;
+      });
+      if (found) continue;
+      error = u.where + ": " + (u.what.empty() ? "" : u.what + " ") + "'" + selector + "' matches no rule of " + names +
+              " (closest: " + closest_ids(upper_id(selector), ids) + "; see: bpu-lint rules --platform " +
+              (*u.platforms.begin())->name + ")";
+      return false;
+    }
+    return true;
+  }
+
+  static bool fnmatch_path(const std::string& pattern, const std::string& text) {
+    return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+  }
+
   // The model's settings, platform and pins: the configuration's layers,
   // then a Horizon compile config (--hb-config), then the command line.
   bool resolve(ModelRun& m, std::string& error) {
     m.settings = m.setup->config.settings_for(m.path);
     if (o_.select) m.settings.select = *o_.select;
     if (o_.ignore) m.settings.ignore = *o_.ignore;
+    for (auto& id : m.settings.select) id = upper_id(id);
+    for (auto& id : m.settings.ignore) id = upper_id(id);
     std::string platform_from = m.setup->config.path;
     if (o_.hb_config != nullptr) {
       m.settings.platform = o_.hb_config->march;
@@ -338,9 +452,12 @@ class Runner {
     }
     for (const auto& entry : o_.facts.input_shapes) {
       const std::string& pin = entry.first;
+      // A model that refused the pin (its input has another rank or dims) has
+      // the input: that error is the whole story.
       const bool used = std::any_of(models_.begin(), models_.end(), [&](const ModelRun& m) {
         const auto& p = m.report->facts.pinned_inputs;
-        return m.report->ok && std::find(p.begin(), p.end(), pin) != p.end();
+        if (!m.report->ok) return m.report->error.rfind("--input-shape " + pin + ":", 0) == 0;
+        return std::find(p.begin(), p.end(), pin) != p.end();
       });
       if (!used) notes.push_back("--input-shape " + pin + ": no model of this run has an input named '" + pin + "'");
     }
@@ -377,7 +494,13 @@ class Runner {
       const ModelReport* verdict = m.fixed ? m.fixed.get() : m.report.get();
       if (verdict->ok && verdict->summary.errors > 0) findings = true;
     }
-    const int code = broken_ ? kExitError : (findings && !o_.exit_zero ? kExitFindings : kExitClean);
+    // --exit-non-zero-on-fix (the fix hook): a fix written is a change for
+    // the author to review and stage, so the commit stops (as ruff's does).
+    bool wrote_fix = false;
+    for (const auto& m : models_) wrote_fix = wrote_fix || (m.fix_run && m.fix_run->written);
+    const int code = broken_ ? kExitError
+                     : (findings && !o_.exit_zero) || (wrote_fix && o_.exit_non_zero_on_fix) ? kExitFindings
+                                                                                              : kExitClean;
     if (text_output()) {
       for (const auto& n : notes) out_ << "warning: " << n << "\n";
       if (o_.statistics) print_statistics();

@@ -26,6 +26,7 @@ struct RunOptions {
   bool color = false;
   bool exit_zero = false;
   bool fix = false;
+  bool exit_non_zero_on_fix = false;       // exit 1 when --fix wrote a model (the pre-commit fix hook)
   std::string fix_strategy = "auto";
   std::string fixed_model;
   bool external_data = false;               // --external-data: fixed weights in <fixed>.data

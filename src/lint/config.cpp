@@ -53,7 +53,7 @@ bool glob(const std::string& pattern, const std::string& text) {
 }
 
 bool waiver_matches(const Waiver& w, const Diagnostic& d, const ModelReport& r) {
-  if (!glob(w.rule, d.rule->id)) return false;
+  if (!rule_glob_matches(w.rule, d.rule->id)) return false;
   if (d.node < 0) return glob(w.node, "<model>");
   const NodeFacts& n = r.facts.nodes[static_cast<size_t>(d.node)];
   return glob(w.node, std::string(n.name)) || glob(w.node, std::string(n.display_name)) || glob(w.node, n.path());
@@ -147,9 +147,14 @@ std::map<std::string, Severity> read_severity(const FileReader& reader, const YA
     if (!parse_severity(reader.scalar(kv.second, "severity"), &level)) {
       reader.fail(kv.second, "severity of " + kv.first.Scalar() + " must be error, warning or note");
     }
-    out[kv.first.Scalar()] = level;
+    out[upper_id(kv.first.Scalar())] = level;
   }
   return out;
+}
+
+std::vector<std::string> upper_ids(std::vector<std::string> ids) {
+  for (auto& id : ids) id = upper_id(id);
+  return ids;
 }
 
 bool glob_any(const std::vector<std::string>& patterns, const std::string& text) {
@@ -157,6 +162,15 @@ bool glob_any(const std::vector<std::string>& patterns, const std::string& text)
 }
 
 }  // namespace
+
+std::string upper_id(std::string id) {
+  std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return id;
+}
+
+bool rule_glob_matches(const std::string& pattern, const std::string& id) {
+  return fnmatch(pattern.c_str(), id.c_str(), FNM_CASEFOLD) == 0;
+}
 
 std::string Config::relative_path(const std::string& model_path) const {
   std::error_code ec;
@@ -214,8 +228,9 @@ bool load_config(const std::string& path, Config& config, std::string& error) {
     reader.check_keys(root, {"platform", "select", "ignore", "severity", "rules", "waivers", "input_shapes", "overrides"},
                       {}, "configuration");
     if (root["platform"]) config.platform = reader.scalar(root["platform"], "platform");
-    config.select = reader.string_list(root["select"], "select");
-    config.ignore = reader.string_list(root["ignore"], "ignore");
+    // Rule ids are matched case-insensitively: bpu1101 is BPU1101.
+    config.select = upper_ids(reader.string_list(root["select"], "select"));
+    config.ignore = upper_ids(reader.string_list(root["ignore"], "ignore"));
     config.severity = read_severity(reader, root["severity"]);
     config.input_shapes = read_input_shapes(reader, root["input_shapes"]);
     const std::string base = folder_of(path);
@@ -234,8 +249,8 @@ bool load_config(const std::string& path, Config& config, std::string& error) {
         if (entry.models.empty()) reader.fail(o["models"], "an override needs at least one models glob");
         if (o["platform"]) entry.platform = reader.scalar(o["platform"], "platform");
         entry.input_shapes = read_input_shapes(reader, o["input_shapes"]);
-        if (o["select"]) entry.select = reader.string_list(o["select"], "select");
-        if (o["ignore"]) entry.ignore = reader.string_list(o["ignore"], "ignore");
+        if (o["select"]) entry.select = upper_ids(reader.string_list(o["select"], "select"));
+        if (o["ignore"]) entry.ignore = upper_ids(reader.string_list(o["ignore"], "ignore"));
         entry.severity = read_severity(reader, o["severity"]);
         config.overrides.push_back(std::move(entry));
       }
@@ -341,6 +356,11 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, cons
     if (level != settings.severity.end()) severity = level->second;
     return true;
   };
+  // Where a node runs is the database's prediction: select, ignore and
+  // severity change what is reported, never that (a rule a team believes
+  // wrong is overridden in a rules file); waivers accept a finding, they do
+  // not move the node back to the BPU either.
+  r.placement = place_nodes(r.facts, platform, r.diagnostics);
   // Kept in place: a fresh vector for 20,000 findings cost more than the test.
   auto& all = r.diagnostics;
   size_t kept = 0;
@@ -354,9 +374,6 @@ void apply_config(ModelReport& r, const Platform& platform, Config& config, cons
   all.erase(all.begin() + static_cast<long>(kept), all.end());
   // Root causes count only the checks still selected.
   fold_unverified(r.facts, r.diagnostics, show_unverified);
-  // Where a node runs follows the rules that still apply; waivers accept a
-  // finding, they do not move the node back to the BPU.
-  r.placement = place_nodes(r.facts, platform, r.diagnostics);
   // A waiver scoped to other models neither applies here nor counts this model.
   const std::string model_rel = config.relative_path(r.path);
   std::vector<Waiver*> in_scope;

@@ -101,74 +101,143 @@ void check_identifiers(const FileReader& reader, const YAML::Node& node, const s
   }
 }
 
+// Each part of a rule is checked on its own, so one mistake never hides
+// another: `rules validate` on a rule with an unknown key, a bad expression
+// and a bad severity reports all three, each at its place.
 Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
   static const std::vector<std::string> kKeys = {"id",     "name",     "summary", "description", "scope",
                                                  "ops",    "domain",   "when",    "require",     "message",
                                                  "severity", "effect", "cpu_node", "source",     "status",
                                                  "ref",    "fixes"};
-  reader.check_keys(node, kKeys, {"id", "name", "summary", "require", "message", "severity", "source", "status"},
-                    "rule");
+  if (!node.IsMap()) reader.fail(node, "rule must be a mapping");
+  std::vector<LoadError> errors;
+  auto step = [&errors](auto&& part) {
+    try {
+      part();
+      return true;
+    } catch (const LoadError& e) {
+      errors.push_back(e);
+      return false;
+    }
+  };
+  step([&] {
+    reader.check_keys(node, kKeys, {"id", "name", "summary", "require", "message", "severity", "source", "status"},
+                      "rule");
+  });
   Rule r;
   r.defined_at = reader.at(node);
-  r.id = reader.text(node, "id", "rule");
-  static const std::regex kId("[A-Z][A-Z0-9]*[0-9]{4}");
-  if (!std::regex_match(r.id, kId)) {
-    reader.fail(node["id"], "rule id '" + r.id + "' must be an uppercase letter, then uppercase letters or digits, "
-                            "ending in four digits (e.g. BPU1101, TEAM0001)");
-  }
-  r.name = reader.text(node, "name", "rule");
-  static const std::regex kName("[a-z0-9]+(-[a-z0-9]+)*");
-  if (!std::regex_match(r.name, kName)) reader.fail(node["name"], "rule name '" + r.name + "' must be kebab-case");
-  r.summary = reader.text(node, "summary", "rule");
-  r.description = reader.text(node, "description", "rule");
-  r.source = reader.text(node, "source", "rule");
-  r.ref = reader.text(node, "ref", "rule");
-  r.cpu_node = reader.text(node, "cpu_node", "rule");
-  r.domain = node["domain"] ? reader.scalar(node["domain"], "domain") : "";
-  r.status = reader.status(node["status"]);
+  step([&] {
+    r.id = reader.text(node, "id", "rule");
+    static const std::regex kId("[A-Z][A-Z0-9]*[0-9]{4}");
+    if (node["id"] && !std::regex_match(r.id, kId)) {
+      reader.fail(node["id"], "rule id '" + r.id + "' must be an uppercase letter, then uppercase letters or digits, "
+                              "ending in four digits (e.g. BPU1101, TEAM0001)");
+    }
+  });
+  step([&] {
+    r.name = reader.text(node, "name", "rule");
+    static const std::regex kName("[a-z0-9]+(-[a-z0-9]+)*");
+    if (node["name"] && !std::regex_match(r.name, kName)) {
+      reader.fail(node["name"], "rule name '" + r.name + "' must be kebab-case");
+    }
+  });
+  step([&] { r.summary = reader.text(node, "summary", "rule"); });
+  step([&] { r.description = reader.text(node, "description", "rule"); });
+  step([&] { r.source = reader.text(node, "source", "rule"); });
+  step([&] { r.ref = reader.text(node, "ref", "rule"); });
+  step([&] { r.cpu_node = reader.text(node, "cpu_node", "rule"); });
+  step([&] { r.domain = node["domain"] ? reader.scalar(node["domain"], "domain") : ""; });
+  const bool status_ok = step([&] {
+    if (node["status"]) r.status = reader.status(node["status"]);
+  });
 
-  const std::string scope = node["scope"] ? reader.scalar(node["scope"], "scope") : "node";
-  if (scope == "model") r.scope = RuleScope::Model;
-  else if (scope != "node") reader.fail(node["scope"], "scope must be node or model");
+  const bool scope_ok = step([&] {
+    const std::string scope = node["scope"] ? reader.scalar(node["scope"], "scope") : "node";
+    if (scope == "model") r.scope = RuleScope::Model;
+    else if (scope != "node") reader.fail(node["scope"], "scope must be node or model");
+  });
 
-  if (!parse_severity(reader.scalar(node["severity"], "severity"), &r.severity)) {
-    reader.fail(node["severity"], "severity must be error, warning or note");
-  }
-  // A number published for another chip is a hint, not grounds for an error
-  // or a warning per node (fold_derived reports it once per model).
-  if (r.status == Status::Derived && r.severity != Severity::Note) {
-    reader.fail(node["severity"], "a rule with status derived (another chip's number) may be at most a note");
-  }
-  r.effect = node["effect"] ? reader.scalar(node["effect"], "effect") : "cpu_fallback";
-  static const std::set<std::string> kEffects = {"cpu_fallback", "compile_error", "perf_warning", "advice"};
-  if (kEffects.count(r.effect) == 0) {
-    reader.fail(node["effect"], "effect must be cpu_fallback, compile_error, perf_warning or advice");
-  }
+  step([&] {
+    if (!node["severity"]) return;
+    if (!parse_severity(reader.scalar(node["severity"], "severity"), &r.severity)) {
+      reader.fail(node["severity"], "severity must be error, warning or note");
+    }
+    // A number published for another chip is a hint, not grounds for an error
+    // or a warning per node (fold_derived reports it once per model).
+    if (status_ok && r.status == Status::Derived && r.severity != Severity::Note) {
+      reader.fail(node["severity"], "a rule with status derived (another chip's number) may be at most a note");
+    }
+  });
+  step([&] {
+    r.effect = node["effect"] ? reader.scalar(node["effect"], "effect") : "cpu_fallback";
+    static const std::set<std::string> kEffects = {"cpu_fallback", "compile_error", "perf_warning", "advice"};
+    if (kEffects.count(r.effect) == 0) {
+      reader.fail(node["effect"], "effect must be cpu_fallback, compile_error, perf_warning or advice");
+    }
+  });
 
+  // The facts an expression may name follow from the scope and the ops; when
+  // those are wrong, the names cannot be judged (only the syntax is checked).
   std::set<std::string> allowed;
-  if (r.scope == RuleScope::Model) {
-    if (node["ops"]) reader.fail(node["ops"], "a model-scope rule has no ops");
+  bool facts_known = scope_ok;
+  if (scope_ok && r.scope == RuleScope::Model) {
     allowed = model_facts();
-  } else {
-    if (!node["ops"]) reader.fail(node, "rule is missing required key 'ops'");
-    r.ops = reader.string_list(node["ops"], "ops");
-    if (r.ops.empty()) reader.fail(node["ops"], "ops must not be empty");
+    step([&] {
+      if (node["ops"]) reader.fail(node["ops"], "a model-scope rule has no ops");
+    });
+  } else if (scope_ok) {
     allowed = reserved_node_facts();
+    facts_known = step([&] {
+      if (!node["ops"]) reader.fail(node, "rule is missing required key 'ops'");
+      r.ops = reader.string_list(node["ops"], "ops");
+      if (r.ops.empty()) reader.fail(node["ops"], "ops must not be empty");
+    });
     for (const auto& op : r.ops) {
       if (op == "*") continue;
-      if (!onnx_op_exists(op, r.domain)) reader.fail(node["ops"], "unknown op '" + op + "' in domain '" + r.domain + "'");
+      if (!step([&] {
+            if (!onnx_op_exists(op, r.domain)) {
+              reader.fail(node["ops"], "unknown op '" + op + "' in domain '" + r.domain + "'");
+            }
+          })) {
+        facts_known = false;
+        continue;
+      }
       for (const auto& a : onnx_attribute_names(op, r.domain)) allowed.insert(a);
     }
   }
 
   if (node["when"]) {
-    r.when = reader.expression(node["when"], "when");
-    check_identifiers(reader, node["when"], free_identifiers(*r.when), allowed, "this rule");
+    step([&] {
+      r.when = reader.expression(node["when"], "when");
+      if (facts_known) check_identifiers(reader, node["when"], free_identifiers(*r.when), allowed, "this rule");
+    });
   }
-  r.require = reader.expression(node["require"], "require");
-  check_identifiers(reader, node["require"], free_identifiers(*r.require), allowed, "this rule");
-  r.message = reader.message(node["message"]);
-  check_identifiers(reader, node["message"], free_identifiers(*r.message), allowed, "this rule");
+  if (node["require"]) {
+    step([&] {
+      r.require = reader.expression(node["require"], "require");
+      if (facts_known) check_identifiers(reader, node["require"], free_identifiers(*r.require), allowed, "this rule");
+    });
+  }
+  if (node["message"]) {
+    step([&] {
+      r.message = reader.message(node["message"]);
+      if (facts_known) check_identifiers(reader, node["message"], free_identifiers(*r.message), allowed, "this rule");
+    });
+  }
+
+  step([&] {
+    for (const auto& fix : reader.string_list(node["fixes"], "fixes")) {
+      if (!is_fix_id(fix)) reader.fail(node["fixes"], "unknown fix '" + fix + "'");
+      r.fixes.push_back(fix);
+    }
+  });
+  if (!errors.empty()) {
+    RuleErrors all;
+    all.where = errors.front().where;
+    all.message = errors.front().message;
+    all.errors = std::move(errors);
+    throw all;
+  }
 
   std::set<std::string> used;
   for (const auto& id : free_identifiers(*r.require)) used.insert(id);
@@ -177,11 +246,6 @@ Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
   }
   for (const auto& id : free_identifiers(*r.message)) used.insert(id);
   r.facts_used.assign(used.begin(), used.end());
-
-  for (const auto& fix : reader.string_list(node["fixes"], "fixes")) {
-    if (!is_fix_id(fix)) reader.fail(node["fixes"], "unknown fix '" + fix + "'");
-    r.fixes.push_back(fix);
-  }
   return r;
 }
 
@@ -199,6 +263,8 @@ void each_entry(const YAML::Node& list, ErrorSink sink, F&& parse) {
     }
     try {
       parse(entry);
+    } catch (const RuleErrors& e) {
+      for (const auto& one : e.errors) sink->push_back(one.where.str() + ": " + yaml_message(one.message));
     } catch (const LoadError& e) {
       sink->push_back(e.where.str() + ": " + yaml_message(e.message));
     }

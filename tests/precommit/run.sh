@@ -156,15 +156,26 @@ else
 fi
 
 # (c) The bpu-lint-fix hook leaves the model byte-identical and writes model.fixed.onnx beside
-# it; as that is a new untracked file, pre-commit sees no modification and the hook passes.
+# it. A written fix fails the hook (--exit-non-zero-on-fix, as ruff's --fix hook does), so the
+# author reviews and stages it: the model with 4 errors is never committed on a "Passed".
 cp "$EXAMPLE" model.onnx && git add model.onnx
 rm -f model.fixed.onnx
 pre-commit run bpu-lint-fix --files model.onnx --color=never >"$OUT" 2>&1
 rc=$?
-if [[ $rc -eq 0 ]] && grep -q 'Passed' "$OUT"; then
-  pass "(c) bpu-lint-fix hook passes on the example model"
+if [[ $rc -ne 0 ]] && grep -q 'Failed' "$OUT" && grep -q 'model.fixed.onnx' "$OUT"; then
+  pass "(c) bpu-lint-fix hook fails on the example model once it wrote the fix (exit $rc)"
 else
-  fail "(c) bpu-lint-fix hook on the example model: exit $rc, expected 0 (Passed)" "$OUT"
+  fail "(c) bpu-lint-fix hook on the example model: exit $rc, expected Failed naming model.fixed.onnx" "$OUT"
+fi
+# Run alone (the way the issue found it), it still fails.
+rm -f model.fixed.onnx
+printf 'repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: bpu-lint-fix\n' "$HOOKS" "$REV" >"$WORK/fix-only.yaml"
+pre-commit run --config "$WORK/fix-only.yaml" --files model.onnx --color=never >"$OUT" 2>&1
+rc=$?
+if [[ $rc -ne 0 ]] && grep -q 'Failed' "$OUT"; then
+  pass "(c) a configuration with only the bpu-lint-fix hook blocks the example model (exit $rc)"
+else
+  fail "(c) the bpu-lint-fix hook alone: exit $rc, expected Failed" "$OUT"
 fi
 if cmp -s "$EXAMPLE" model.onnx; then
   pass "(c) bpu-lint-fix hook leaves model.onnx byte-identical"
