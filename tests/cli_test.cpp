@@ -137,3 +137,39 @@ TEST_CASE("a broken rule folder exits 2 with file:line:col") {
   CHECK(r.err.find(dir.path("bad.yaml") + ":") != std::string::npos);
   CHECK(lines(r.err) == 1);
 }
+
+TEST_CASE("a selector that matches no rule exits 2 naming it and the closest ids; ids ignore case") {
+  const CommandResult typo = run_bpu_lint({kExample, "--select", "XYZ9999"});
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.out.empty());
+  CHECK(typo.err.find("--select: 'XYZ9999' matches no rule of j6p (closest: ") != std::string::npos);
+  const CommandResult lower = run_bpu_lint({kExample, "--select", "bpu1101", "--format", "concise"});
+  CHECK(lower.exit_code == 1);
+  CHECK(count(lower.out, "[BPU1101]") == 1);
+  CHECK(run_bpu_lint({kExample, "--ignore", "BPX1"}).exit_code == 2);
+}
+
+TEST_CASE("--ignore changes what is reported, never the predicted placement") {
+  const CommandResult all = run_bpu_lint({kExample});
+  const CommandResult ignored = run_bpu_lint({kExample, "--ignore", "BPU1101,BPU1102"});
+  INFO(ignored.out);
+  CHECK(ignored.exit_code == 0);
+  CHECK(all.out.find("1 on BPU, 3 on CPU, 6 folded; 3 CPU islands") != std::string::npos);
+  CHECK(ignored.out.find("1 on BPU, 3 on CPU, 6 folded; 3 CPU islands") != std::string::npos);
+  CHECK(ignored.out.find("0 errors") != std::string::npos);
+}
+
+TEST_CASE("rules validate reports every mistake of one rule, each located") {
+  TempDir dir;
+  write_file(dir.path("bad.yaml"),
+             "schema_version: 1\nextends: j6p\nrules:\n  - id: TEAM0001\n    name: my-rule\n    summary: s\n"
+             "    source: me\n    status: verified\n    severity: eror\n    bogus: 1\n    ops: [Softmax]\n"
+             "    require: \"axis == \"\n    message: \"hi\"\n");
+  const CommandResult r = run_bpu_lint({"rules", "validate", dir.path("bad.yaml")});
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(count(r.err, dir.path("bad.yaml") + ":") == 3);
+  CHECK(r.err.find("bad.yaml:10:5: unknown key 'bogus'") != std::string::npos);
+  CHECK(r.err.find("bad.yaml:9:15: severity must be") != std::string::npos);
+  CHECK(r.err.find("bad.yaml:12:23: bad require expression") != std::string::npos);
+}
