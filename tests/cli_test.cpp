@@ -138,7 +138,7 @@ TEST_CASE("a broken rule folder exits 2 with file:line:col") {
   CHECK(lines(r.err) == 1);
 }
 
-TEST_CASE("a selector that matches no rule exits 2 naming it and the closest ids; ids ignore case") {
+TEST_CASE("a selector that matches no rule exits 2 naming it and the closest ids, ids ignore case") {
   const CommandResult typo = run_bpu_lint({kExample, "--select", "XYZ9999"});
   CHECK(typo.exit_code == 2);
   CHECK(typo.out.empty());
