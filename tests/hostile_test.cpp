@@ -442,6 +442,70 @@ TEST_CASE("hostile: text output neutralises control characters and invalid UTF-8
   }
 }
 
+// Every control byte a terminal or GitHub's log viewer acts on: C0 (ESC, BEL,
+// ...), DEL and the C1 block (U+0080..U+009F as UTF-8).
+bool has_raw_control(const std::string& out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    const auto c = static_cast<unsigned char>(out[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return true;  // tabs: --statistics' own columns
+    if (c == 0xc2 && i + 1 < out.size() && static_cast<unsigned char>(out[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(out[i + 1]) <= 0x9f) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST_CASE("hostile: ESC, BEL, CSI and OSC in every string of a model reach no output raw") {
+  TempDir dir;
+  onnx::ModelProto m;
+  REQUIRE(m.ParseFromString(read_file(example_model())));
+  static const char kEvil[] = "\x1b]0;pwned\x07\x1b[2J\x1b[31m\xc2\x9b" "2J\x7f";
+  const std::string evil(kEvil, sizeof kEvil - 1);
+  // Every tensor name, renamed the same way wherever it appears, so the model stays valid.
+  auto rename = [&](std::string* name) {
+    if (!name->empty()) *name += evil;
+  };
+  auto* g = m.mutable_graph();
+  rename(g->mutable_name());
+  g->set_doc_string("graph doc" + evil);
+  m.set_producer_name("producer" + evil);
+  m.set_doc_string("model doc" + evil);
+  auto* meta = m.add_metadata_props();
+  meta->set_key("key" + evil);
+  meta->set_value("value" + evil);
+  for (auto& v : *g->mutable_input()) rename(v.mutable_name());
+  for (auto& v : *g->mutable_output()) rename(v.mutable_name());
+  for (auto& v : *g->mutable_value_info()) rename(v.mutable_name());
+  for (auto& t : *g->mutable_initializer()) rename(t.mutable_name());
+  for (auto& n : *g->mutable_node()) {
+    rename(n.mutable_name());
+    n.set_doc_string("node doc" + evil);
+    for (auto& i : *n.mutable_input()) rename(&i);
+    for (auto& o : *n.mutable_output()) rename(&o);
+  }
+  const std::string path = save_model(dir, "evil.onnx", m);
+  const std::string input = g->input(0).name();
+  std::vector<std::vector<std::string>> runs;
+  for (const std::string format : {"text", "concise", "github", "json", "sarif", "html", "dot"}) {
+    runs.push_back({path, "--format", format, "--color", "never", "--statistics"});
+  }
+  runs.push_back({path, "--fix", "--fixed-model", dir.path("fixed.onnx"), "--color", "never"});
+  runs.push_back({path, "--fix", "--fix-strategy", "conv3d-1x1x1", "--fixed-model", dir.path("fixed2.onnx"),
+                  "--format", "github"});
+  runs.push_back({path, "--pytorch-snippet", dir.path("snippet.py")});
+  runs.push_back({path, "--input-shape", input + "=1x2x3"});        // the refused pin names the input
+  runs.push_back({path, "--input-shape", "nosuch" + evil + "=1x2"});  // the unused pin's warning
+  for (const auto& args : runs) {
+    const CommandResult r = run_bpu_lint(args);
+    INFO(args[1] << " " << args[2]);
+    CHECK(r.exit_code != -1);
+    CHECK_FALSE(has_raw_control(r.out));
+    CHECK_FALSE(has_raw_control(r.err));
+  }
+  CHECK_FALSE(has_raw_control(read_file(dir.path("snippet.py"))));
+}
+
 // ---------------------------------------------------------------------------
 // Integer overflow: unknown, never wrong
 // ---------------------------------------------------------------------------

@@ -463,7 +463,7 @@ TEST_CASE("golden: github annotations") {
     CHECK(test::json_valid(json_string(line)));  // valid UTF-8 after replacement
   }
   CHECK(out.find("file=tests/fixtures/mix%2C model #1.onnx,title=BPU3005 argmax-axis-size::") != std::string::npos);
-  CHECK(out.find("soft\"max\\dyn%0Aline2\tend") != std::string::npos);
+  CHECK(out.find("soft\"max\\dyn%0Aline2\\x09end") != std::string::npos);  // a tab spelled out, as in text
   CHECK(out.find("::notice file=examples/case_study.onnx,title=bpu-lint summary::10 nodes") != std::string::npos);
 }
 

@@ -81,7 +81,10 @@ std::string json_string(std::string_view bytes) {
     }
     bool valid = false;
     const size_t len = utf8_sequence(p + i, n - i, &valid);
-    if (valid) out.append(bytes.data() + i, len);
+    // C1 controls (U+0080..U+009F, C2 80..C2 9F) are valid JSON but act like
+    // ESC sequences on some terminals that show the report: escaped too.
+    if (valid && len == 2 && c == 0xC2 && p[i + 1] <= 0x9F) append_escape_u(out, p[i + 1]);
+    else if (valid) out.append(bytes.data() + i, len);
     else out += "\\ufffd";
     i += len;
   }

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bpulint/markup.h"
 #include "bpulint/builtin_rules.h"
 #include "bpulint/config.h"
 #include "compare_run.h"
@@ -50,7 +51,7 @@ bool parse_input_shape(const std::string& spec, FactOptions& options, std::strin
 bool load_db(const std::string& rules_dir, RuleDatabase& db) {
   std::string error;
   if (!load_default_rule_database(rules_dir, db, error)) {
-    std::cerr << "bpu-lint: " << error << "\n";
+    std::cerr << "bpu-lint: " << printable_text(error) << "\n";
     return false;
   }
   return true;
@@ -108,14 +109,14 @@ bool add_user_rules(RuleDatabase& db, const std::vector<std::string>& rules, con
   if (!config_path.empty()) {
     Config config;
     if (!load_config(config_path, config, error)) {
-      std::cerr << "bpu-lint: " << error << "\n";
+      std::cerr << "bpu-lint: " << printable_text(error) << "\n";
       return false;
     }
     paths.insert(paths.end(), config.rule_paths.begin(), config.rule_paths.end());
   }
   std::vector<RuleFile> files;
   if (!paths.empty() && (!read_rule_paths(paths, files, error) || !extend_rule_database(db, files, error))) {
-    std::cerr << "bpu-lint: " << error << "\n";
+    std::cerr << "bpu-lint: " << printable_text(error) << "\n";
     return false;
   }
   return true;
@@ -173,7 +174,7 @@ bool outputs_acceptable(RunOptions& run) {
     OutputTarget target;
     std::string error;
     if (!path->empty() && !resolve_output(*path, use, run.inputs, target, error)) {
-      std::cerr << "bpu-lint: " << error << "\n";
+      std::cerr << "bpu-lint: " << printable_text(error) << "\n";
       return false;
     }
   }
@@ -304,7 +305,7 @@ int run_cli(int argc, char** argv) {
     for (const auto& spec : compare_shapes) {
       std::string error;
       if (!parse_input_shape(spec, compare.facts, error)) {
-        std::cerr << "bpu-lint: " << error << "\n";
+        std::cerr << "bpu-lint: " << printable_text(error) << "\n";
         return kExitError;
       }
     }
@@ -324,7 +325,7 @@ int run_cli(int argc, char** argv) {
   for (const auto& spec : input_shapes) {
     std::string error;
     if (!parse_input_shape(spec, run.facts, error)) {
-      std::cerr << "bpu-lint: " << error << "\n";
+      std::cerr << "bpu-lint: " << printable_text(error) << "\n";
       return kExitError;
     }
   }
@@ -332,7 +333,7 @@ int run_cli(int argc, char** argv) {
   if (!hb_config_path.empty()) {
     std::string error;
     if (!load_hb_config(hb_config_path, hb_config, error)) {
-      std::cerr << "bpu-lint: " << error << "\n";
+      std::cerr << "bpu-lint: " << printable_text(error) << "\n";
       return kExitError;
     }
     if (run.inputs.empty()) {

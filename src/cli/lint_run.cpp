@@ -17,6 +17,7 @@
 
 #include "bpulint/builtin_rules.h"
 #include "bpulint/config.h"
+#include "bpulint/markup.h"
 #include "bpulint/exit_codes.h"
 #include "bpulint/fix_apply.h"
 #include "bpulint/hb_config.h"
@@ -140,7 +141,7 @@ class Runner {
     std::vector<std::string> paths, input_errors;
     std::string error;
     expand_inputs(o_.inputs, paths, input_errors);
-    for (const auto& e : input_errors) std::cerr << e << "\n";
+    for (const auto& e : input_errors) std::cerr << printable_text(e) << "\n";
     broken_ = !input_errors.empty();
     if (paths.empty()) {
       return input_errors.empty() ? fail("no model given (usage: bpu-lint MODEL.onnx... [--platform j6p])")
@@ -177,7 +178,7 @@ class Runner {
 
  private:
   int fail(const std::string& message) {
-    std::cerr << "bpu-lint: " << message << "\n";
+    std::cerr << "bpu-lint: " << printable_text(message) << "\n";
     return kExitError;
   }
 
@@ -358,7 +359,7 @@ class Runner {
   void finish(ModelRun& m) {
     ModelReport& r = *m.report;
     if (!r.ok) {
-      std::cerr << m.path << ": error: " << r.error << "\n";
+      std::cerr << printable_text(m.path + ": error: " + r.error) << "\n";
       broken_ = true;
       return;
     }
@@ -388,7 +389,7 @@ class Runner {
     }
     std::string error;
     if (!write_output(o_.pytorch_snippet, pytorch_snippet_file(layers), model_paths(), error)) {
-      std::cerr << o_.pytorch_snippet << ": error: " << error << "\n";
+      std::cerr << printable_text(o_.pytorch_snippet + ": error: " + error) << "\n";
       broken_ = true;
       return;
     }
@@ -414,7 +415,7 @@ class Runner {
     if (!m.fix_run->written) return;
     m.fixed = std::make_unique<ModelReport>(lint_model(out, *m.platform, m.facts, FixPlanning::ByApplyConfig));
     if (!m.fixed->ok) {
-      std::cerr << out << ": error: " << m.fixed->error << "\n";
+      std::cerr << printable_text(out + ": error: " + m.fixed->error) << "\n";
       broken_ = true;
       m.fixed.reset();
       return;
@@ -502,7 +503,7 @@ class Runner {
                      : (findings && !o_.exit_zero) || (wrote_fix && o_.exit_non_zero_on_fix) ? kExitFindings
                                                                                               : kExitClean;
     if (text_output()) {
-      for (const auto& n : notes) out_ << "warning: " << n << "\n";
+      for (const auto& n : notes) out_ << "warning: " << printable_text(n) << "\n";
       if (o_.statistics) print_statistics();
     } else {
       RunInfo info;

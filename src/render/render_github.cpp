@@ -6,21 +6,31 @@
 // Escaping follows the Actions toolkit (@actions/core command.ts): in data
 // % -> %25, CR -> %0D, LF -> %0A; in property values also : -> %3A and
 // , -> %2C. Invalid UTF-8 is replaced with U+FFFD.
+#include <algorithm>
+#include <string_view>
+
 #include "bpulint/json_writer.h"
+#include "bpulint/markup.h"
 #include "bpulint/render_machine.h"
 
 namespace bpulint {
 namespace {
 
+// CR and LF are the annotation's own line breaks; every other control byte
+// (ESC, BEL, C1) from a model is spelled out by printable_text, since the
+// Actions log viewer and a terminal would act on it.
 std::string escape_data(const std::string& s) {
   std::string out;
-  for (char c : sanitize_utf8(s)) {
-    switch (c) {
-      case '%': out += "%25"; break;
-      case '\r': out += "%0D"; break;
-      case '\n': out += "%0A"; break;
-      default: out += c;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = std::min(s.find_first_of("\r\n", start), s.size());
+    for (char c : printable_text(std::string_view(s).substr(start, end - start))) {
+      if (c == '%') out += "%25";
+      else out += c;
     }
+    if (end == s.size()) break;
+    out += s[end] == '\r' ? "%0D" : "%0A";
+    start = end + 1;
   }
   return out;
 }

@@ -84,29 +84,32 @@ void render_fix_run(std::ostream& out, const ModelReport& r, const FixRun& run, 
   const Palette p{options.color};
   for (const auto& res : run.results) {
     const auto& n = r.facts.nodes[static_cast<size_t>(res.node)];
-    out << r.path << ": " << n.op_type << " '" << n.display_name << "': ";
+    // Node names, paths and reasons come from the model: cleaned like every other output line.
+    out << printable_text(r.path + ": " + n.op_type + " '" + std::string(n.display_name) + "'") << ": ";
     if (res.applied) {
-      out << p.paint("fixed", "1;32") << " with " << res.fix_id << "; " << proof_summary(res) << "\n";
+      out << p.paint("fixed", "1;32") << " with " << res.fix_id << "; " << printable_text(proof_summary(res)) << "\n";
     } else {
-      out << p.paint("not fixed", "1;33") << (res.fix_id.empty() ? "" : " (" + res.fix_id + ")") << ": " << res.reason
-          << "\n";
+      out << p.paint("not fixed", "1;33") << (res.fix_id.empty() ? "" : " (" + res.fix_id + ")") << ": "
+          << printable_text(res.reason) << "\n";
     }
   }
+  const std::string path = printable_text(r.path);
   if (!run.error.empty()) {
-    out << r.path << ": " << p.severity(Severity::Error) << ": " << run.error << "\n";
+    out << path << ": " << p.severity(Severity::Error) << ": " << printable_text(run.error) << "\n";
   } else if (run.written) {
-    out << r.path << ": fixed " << run.applied() << " of " << run.results.size() << " node"
-        << (run.results.size() == 1 ? "" : "s") << "; wrote " << run.output_path
-        << (run.data_path.empty() ? " (weights embedded)" : " (weights in " + run.data_path + ")") << "\n";
+    out << path << ": fixed " << run.applied() << " of " << run.results.size() << " node"
+        << (run.results.size() == 1 ? "" : "s") << "; wrote " << printable_text(run.output_path)
+        << (run.data_path.empty() ? " (weights embedded)" : " (weights in " + printable_text(run.data_path) + ")")
+        << "\n";
   } else {
-    out << r.path << ": nothing was fixed; no file written\n";
+    out << path << ": nothing was fixed; no file written\n";
   }
 }
 
 std::string summary_line(const ModelReport& r) {
   const Summary& s = r.summary;
   std::ostringstream out;
-  out << r.path << ": " << s.nodes << " nodes: " << s.bpu << " on BPU, " << s.cpu << " on CPU, " << s.folded
+  out << printable_text(r.path) << ": " << s.nodes << " nodes: " << s.bpu << " on BPU, " << s.cpu << " on CPU, " << s.folded
       << " folded";
   if (s.unknown > 0) out << ", " << s.unknown << " unknown";
   if (s.runtime_shape > 0) out << ", " << s.runtime_shape << " runtime shape op" << (s.runtime_shape == 1 ? "" : "s");
@@ -123,7 +126,7 @@ std::string summary_line(const ModelReport& r) {
 void render_text(std::ostream& out, const ModelReport& r, const Platform& platform, const TextOptions& options) {
   const Palette p{options.color};
   if (!r.ok) {
-    out << r.path << ": " << p.severity(Severity::Error) << ": " << r.error << "\n";
+    out << printable_text(r.path) << ": " << p.severity(Severity::Error) << ": " << printable_text(r.error) << "\n";
     return;
   }
   std::set<long> planned;  // a node's fixes are shown once, under its first diagnostic
