@@ -648,7 +648,9 @@ TEST_CASE("the lint says when --fix will leave a node as it is, and why (text an
   const ModelReport r = lint_model(input_weight, platform("j6p"), {});
   REQUIRE(r.ok);
   REQUIRE(r.fix_plans.size() == 1);
-  CHECK(r.fix_plans[0].recommended() != nullptr);  // the rewrite itself would do
+  // The rewrite itself would do, but --fix cannot apply it: listed, never "recommended".
+  CHECK(r.fix_plans[0].recommended() == nullptr);
+  CHECK(r.fix_plans[0].options[0].applicable);
   const std::string why = "its weight 'W' is not an initializer (computed, or a graph input), so --fix has no bytes to rewrite";
   CHECK(r.fix_plans[0].fix_blocked() == why);
   const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("out.onnx"));
@@ -658,6 +660,7 @@ TEST_CASE("the lint says when --fix will leave a node as it is, and why (text an
 
   const CommandResult text = run_bpu_lint({input_weight});
   CHECK(text.out.find("      --fix leaves this node as it is: " + why + "\n") != std::string::npos);
+  CHECK(text.out.find("recommended, ") == std::string::npos);
   const CommandResult json = run_bpu_lint({input_weight, overlapping, "--format", "json"});
   CHECK(json.out.find("\"fix_blocked\": \"" + why + "\"") != std::string::npos);
   CHECK(json.out.find("\"fix_blocked\": \"D axis overlaps (kernel 3 != stride 2); the rewrite needs kernel == stride, "
@@ -665,6 +668,82 @@ TEST_CASE("the lint says when --fix will leave a node as it is, and why (text an
   // A node --fix does rewrite says so with null.
   const CommandResult fine = run_bpu_lint({example_model(), "--format", "json"});
   CHECK(fine.out.find("\"fix_blocked\": null") != std::string::npos);
+}
+
+TEST_CASE("a quantised (QDQ) weight: the fix is listed, not recommended, and fix_blocked says why") {
+  TempDir dir;
+  auto scalar = [](const std::string& name, int type) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(type);
+    if (type == onnx::TensorProto::FLOAT) t.add_float_data(0.01f);
+    else t.add_int32_data(0);
+    return t;
+  };
+  auto qdq_model = [&](bool fake_quant) {
+    onnx::ModelProto m = layer_model(Layer{});
+    auto* g = m.mutable_graph();
+    onnx::TensorProto w = g->initializer(0);  // W, float
+    REQUIRE(w.name() == "W");
+    g->mutable_initializer()->DeleteSubrange(0, 1);
+    *g->add_initializer() = scalar("w_scale", onnx::TensorProto::FLOAT);
+    *g->add_initializer() = scalar("w_zp", onnx::TensorProto::INT8);
+    if (fake_quant) {
+      w.set_name("W_float");
+      *g->add_initializer() = w;
+    } else {  // DequantizeLinear of an int8 constant
+      onnx::TensorProto q;
+      q.set_name("W_q");
+      q.set_data_type(onnx::TensorProto::INT8);
+      for (int64_t d : w.dims()) q.add_dims(d);
+      int64_t count = 1;
+      for (int64_t d : w.dims()) count *= d;
+      for (int64_t i = 0; i < count; ++i) q.add_int32_data(static_cast<int32_t>(i % 7) - 3);
+      *g->add_initializer() = q;
+    }
+    onnx::NodeProto ct = g->node(0);
+    g->mutable_node()->Clear();
+    if (fake_quant) {
+      auto* qn = g->add_node();
+      qn->set_op_type("QuantizeLinear");
+      qn->set_name("w_quant");
+      for (const char* i : {"W_float", "w_scale", "w_zp"}) qn->add_input(i);
+      qn->add_output("W_q");
+    }
+    auto* dq = g->add_node();
+    dq->set_op_type("DequantizeLinear");
+    dq->set_name("w_dequant");
+    for (const char* i : {"W_q", "w_scale", "w_zp"}) dq->add_input(i);
+    dq->add_output("W");
+    *g->add_node() = ct;
+    return m;
+  };
+  const std::string why =
+      "its weight 'W' is the output of DequantizeLinear (a quantised weight); --fix rewrites float32 initializers only";
+  for (bool fake_quant : {true, false}) {
+    INFO("fake_quant " << fake_quant);
+    const std::string path = save_model(dir, fake_quant ? "fq.onnx" : "dq.onnx", qdq_model(fake_quant));
+    const ModelReport r = lint_model(path, platform("j6p"), {});
+    REQUIRE(r.ok);
+    REQUIRE(r.fix_plans.size() == 1);
+    CHECK(r.fix_plans[0].recommended() == nullptr);
+    CHECK(r.fix_plans[0].fix_blocked() == why);
+    const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("out.onnx"));
+    REQUIRE(run.results.size() == 1);
+    CHECK_FALSE(run.results[0].applied);
+    CHECK(run.results[0].reason == why);
+    // Naming the fix explicitly is refused for the same reason.
+    const FixRun named = apply_fixes(r, r.fix_plans, r.fix_plans[0].options[0].id, dir.path("out2.onnx"));
+    REQUIRE(named.results.size() == 1);
+    CHECK(named.results[0].reason == why);
+    const CommandResult text = run_bpu_lint({path});
+    INFO(text.out);
+    CHECK(text.out.find("recommended, ") == std::string::npos);
+    CHECK(text.out.find("      --fix leaves this node as it is: " + why + "\n") != std::string::npos);
+    const CommandResult json = run_bpu_lint({path, "--format", "json"});
+    CHECK(json.out.find("\"recommended\": true") == std::string::npos);
+    CHECK(json.out.find("\"fix_blocked\": \"" + why + "\"") != std::string::npos);
+  }
 }
 
 TEST_CASE("--pytorch-snippet writes a comment for each flagged layer it cannot replace") {

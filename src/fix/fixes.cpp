@@ -110,6 +110,10 @@ bool better(const FixOption& a, const FixOption& b) {
 }  // namespace
 
 const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy, std::string& why_not) {
+  if (!plan.inputs_blocker.empty()) {  // no fix kind can rewrite these inputs
+    why_not = plan.inputs_blocker;
+    return nullptr;
+  }
   if (strategy == "auto") {
     if (const FixOption* r = plan.recommended()) return r;
     // The blocker first; said once when every fix kind has the same one.
@@ -143,7 +147,7 @@ const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy
 std::string NodeFixPlan::fix_blocked() const {
   std::string why_not;
   if (choose_fix(*this, "auto", why_not) == nullptr) return why_not;
-  return inputs_blocker;
+  return "";
 }
 
 const FixOption* NodeFixPlan::recommended() const {
@@ -325,10 +329,16 @@ std::string violation_key(const std::string& fix, const NodeFacts& n, const Conv
 
 // What apply_fixes needs of the weight and bias: float32 initializers (a
 // computed weight or a graph input has no bytes to rewrite).
-std::string inputs_blocker(const NodeFacts& n, const ConvTransposeParams& p) {
+std::string inputs_blocker(const ModelFacts& facts, const NodeFacts& n, const ConvTransposeParams& p) {
   for (size_t i = 1; i < (p.has_bias ? 3u : 2u) && i < n.inputs.size(); ++i) {
     const TensorFacts& t = n.inputs[i];
     const char* what = i == 1 ? "weight" : "bias";
+    if (t.initializer == nullptr && t.producer != 0 && t.producer <= facts.nodes.size() &&
+        facts.nodes[t.producer - 1].op_type == "DequantizeLinear") {
+      // A QDQ (fake-quant) weight: its float bytes exist only after dequantising.
+      return std::string("its ") + what + " '" + std::string(t.name) +
+             "' is the output of DequantizeLinear (a quantised weight); --fix rewrites float32 initializers only";
+    }
     if (t.initializer == nullptr) {
       return std::string("its ") + what + " '" + std::string(t.name) +
              "' is not an initializer (computed, or a graph input), so --fix has no bytes to rewrite";
@@ -397,10 +407,12 @@ std::vector<NodeFixPlan> plan_range(const ModelFacts& facts, const WantedFixes& 
       plan.options.push_back(std::move(o));
     }
     std::stable_sort(plan.options.begin(), plan.options.end(), better);
-    if (!plan.options.empty() && plan.options.front().applicable && plan.options.front().new_errors == 0) {
+    if (plan.params_known) plan.inputs_blocker = inputs_blocker(facts, n, plan.params);
+    // Recommended means --fix applies it: not while the weight or bias cannot be rewritten.
+    if (plan.inputs_blocker.empty() && !plan.options.empty() && plan.options.front().applicable &&
+        plan.options.front().new_errors == 0) {
       plan.options.front().recommended = true;
     }
-    if (plan.params_known) plan.inputs_blocker = inputs_blocker(n, plan.params);
     plans.push_back(std::move(plan));
   }
   return plans;
