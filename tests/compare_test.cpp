@@ -707,3 +707,11 @@ TEST_CASE("compile log: ON other than BPU, CPU, NULL or -- is still refused") {
   const std::string text = replaced(read_file(kJ6eCut), "| Split     | --   |", "| Split     | -X   |");
   CHECK(parse_error(text).find("expected BPU, CPU, NULL or --") != std::string::npos);
 }
+
+TEST_CASE("bpu-lint compare: a J6 table as printed ('--' ON, a cut name) agrees and exits 0") {
+  const CommandResult r = run_bpu_lint({"compare", kModel, kJ6eCut});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("26 nodes matched, 12 not placed") != std::string::npos);
+  CHECK(r.out.find("26 matched nodes: 26 agree, 0 missed, 0 wrong, 0 unknown; 0 unmatched rows") != std::string::npos);
+}
