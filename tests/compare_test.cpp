@@ -26,6 +26,7 @@ const std::string kModel = kDir + "yolo_mini.onnx";
 const std::string kX5 = kDir + "x5_bayes_e_hb_mapper_makertbin.log";
 const std::string kX5Checker = kDir + "x5_bayes_e_hb_mapper_checker.log";
 const std::string kJ6e = kDir + "j6e_nash_e_hb_compile.log";
+const std::string kJ6eCut = kDir + "j6e_nash_e_hb_compile_cut.log";  // "--" ON and a "..." name
 const std::string kFailed = kDir + "x5_bayes_e_hb_mapper_failed.log";
 std::string kExample() { return example_model(); }
 
@@ -665,4 +666,52 @@ TEST_CASE("bpu-lint compare: unusable logs exit 2 with one line naming the file"
   CHECK(other.out.find("note: no row names a node of this model") != std::string::npos);
   CHECK(other.out.find("unmatched row: /model.0/conv/Conv") != std::string::npos);
   CHECK(run_bpu_lint({"compare", kModel}).exit_code == 2);
+}
+
+TEST_CASE("compare: J6 rows with ON '--' are not placed, a name cut to '...'+tail matches the one node ending so") {
+  const CompileLog log = parse_ok(read_file(kJ6eCut));
+  const auto split = std::find_if(log.rows.begin(), log.rows.end(), [](const PlacementRow& r) { return r.node == "/model.2/Split"; });
+  REQUIRE(split != log.rows.end());
+  CHECK(split->on == "--");
+  const Compared r = compare_text(kModel, read_file(kJ6eCut), "j6e");
+  CHECK(r.c.rows == 26);
+  CHECK(r.c.matched == 26);  // the '--' row's Split is not placed; the cut Conv row matched
+  CHECK(r.c.unmatched_rows.empty());
+  CHECK(r.c.missed.empty());
+  CHECK(r.c.wrong.empty());
+  bool split_not_placed = false;
+  for (long n : r.c.not_placed) split_not_placed |= r.report.facts.nodes[static_cast<size_t>(n)].name == "/model.2/Split";
+  CHECK(split_not_placed);
+  bool cut_matched = false;
+  for (const auto& n : r.c.agree) {
+    if (r.report.facts.nodes[static_cast<size_t>(n.node)].name == "/model.2/m.0/cv1/conv/Conv") {
+      cut_matched = true;
+      CHECK(n.row == "...2/m.0/cv1/conv/Conv");
+    }
+  }
+  CHECK(cut_matched);
+}
+
+TEST_CASE("compare: a cut name that several nodes end with stays unmatched and says how many") {
+  const std::string text = replaced(read_file(kJ6eCut), "| ...2/m.0/cv1/conv/Conv               |",
+                                    "| .../conv/Conv                        |");
+  const Compared r = compare_text(kModel, text, "j6e");
+  REQUIRE(r.c.unmatched_rows.size() == 1);
+  const std::string& u = r.c.unmatched_rows[0];
+  CHECK(u.find("...") == 0);
+  CHECK(u.find("nodes end with it") != std::string::npos);
+  CHECK(r.c.matched == 25);
+}
+
+TEST_CASE("compile log: ON other than BPU, CPU, NULL or -- is still refused") {
+  const std::string text = replaced(read_file(kJ6eCut), "| Split     | --   |", "| Split     | -X   |");
+  CHECK(parse_error(text).find("expected BPU, CPU, NULL or --") != std::string::npos);
+}
+
+TEST_CASE("bpu-lint compare: a J6 table as printed ('--' ON, a cut name) agrees and exits 0") {
+  const CommandResult r = run_bpu_lint({"compare", kModel, kJ6eCut});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("26 nodes matched, 12 not placed") != std::string::npos);
+  CHECK(r.out.find("26 matched nodes: 26 agree, 0 missed, 0 wrong, 0 unknown; 0 unmatched rows") != std::string::npos);
 }

@@ -1,3 +1,4 @@
+#include <string_view>
 #include "bpulint/compare.h"
 
 #include <map>
@@ -37,9 +38,29 @@ Comparison compare_placement(const ModelReport& report, const CompileLog& log) {
   };
   c.rows = log.rows.size();
   for (const auto& row : log.rows) {
+    if (row.on == "--") continue;  // folded before placement: its node stays "not placed"
     if (auto it = by_name.find(row.node); it != by_name.end()) {
       record(it->second, row);
       continue;
+    }
+    // A name cut to "..." + its tail (long names in J6 tables) matches the one node ending so.
+    if (row.node.size() > 3 && row.node.compare(0, 3, "...") == 0) {
+      const std::string_view tail = std::string_view(row.node).substr(3);
+      std::vector<long> candidates;
+      for (const auto& [name, ids] : by_name) {
+        if (name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0) {
+          candidates.insert(candidates.end(), ids.begin(), ids.end());
+        }
+      }
+      if (candidates.size() == 1) {
+        record(candidates, row);
+        continue;
+      }
+      if (candidates.size() > 1) {
+        c.unmatched_rows.push_back(row.node + " (cut name: " + std::to_string(candidates.size()) +
+                                   " nodes end with it)");
+        continue;
+      }
     }
     if (row.node.find('+') == std::string::npos) {
       if (compiler_made_name(row.node)) ++c.compiler_made;

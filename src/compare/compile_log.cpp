@@ -238,9 +238,10 @@ bool read_row(std::string_view text, const std::vector<Cell>& cells, const Colum
             "' has no ON value (truncated log?)";
     return false;
   }
-  if (on != "BPU" && on != "CPU" && on != "NULL") {
+  // "--": folded away before placement (public J6 tables); not placed, neither BPU nor CPU.
+  if (on != "BPU" && on != "CPU" && on != "NULL" && on != "--") {
     error = "line " + std::to_string(line) + ": placement table row '" + snippet(row.node) + "' has ON '" +
-            snippet(on) + "', expected BPU, CPU or NULL";
+            snippet(on) + "', expected BPU, CPU, NULL or --";
     return false;
   }
   row.on = std::string(on);

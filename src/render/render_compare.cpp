@@ -133,7 +133,11 @@ void render_compare_text(std::ostream& out, const CompareView& v) {
                                                    : ": classify the op in a rule file (ops: - class: ...)")
         << "\n";
   }
-  for (const auto& name : c.unmatched_rows) out << "unmatched row: " << printable_text(name) << " (no node of that name in the model)\n";
+  for (const auto& name : c.unmatched_rows) {
+    // A cut "...<tail>" row several nodes end with carries its own reason (compare.cpp).
+    const bool cut = name.compare(0, 3, "...") == 0 && name.find(" (cut name: ") != std::string::npos;
+    out << "unmatched row: " << printable_text(name) << (cut ? "" : " (no node of that name in the model)") << "\n";
+  }
   if (c.matched == 0) {
     out << "note: no row names a node of this model; is the log from a compile of this very export (same node names)?\n";
   }
