@@ -13,4 +13,8 @@ struct EmbeddedFile {
 
 const std::vector<EmbeddedFile>& embedded_rule_files();
 
+// SHA-256 of the compiled-in rules (cmake/embed_rules.cmake says over what),
+// printed by --version so a report can be tied to its database.
+const char* embedded_rules_sha256();
+
 }  // namespace bpulint

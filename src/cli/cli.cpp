@@ -10,6 +10,7 @@
 
 #include "bpulint/markup.h"
 #include "bpulint/builtin_rules.h"
+#include "bpulint/embedded_rules.h"
 #include "bpulint/config.h"
 #include "compare_run.h"
 #include "bpulint/fix_catalog.h"
@@ -185,7 +186,8 @@ bool outputs_acceptable(RunOptions& run) {
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"bpu-lint: which ONNX nodes will fall off a Horizon BPU, and why"};
-  app.set_version_flag("--version", std::string("bpu-lint ") + BPULINT_VERSION);
+  app.set_version_flag("--version", std::string("bpu-lint ") + BPULINT_VERSION + " (rules sha256 " +
+                                         embedded_rules_sha256() + ")");
 
   RunOptions run;
   std::string color = "auto";
