@@ -173,3 +173,41 @@ TEST_CASE("rules validate reports every mistake of one rule, each located") {
   CHECK(r.err.find("bad.yaml:9:15: severity must be") != std::string::npos);
   CHECK(r.err.find("bad.yaml:12:23: bad require expression") != std::string::npos);
 }
+
+TEST_CASE("a model piped in as - is linted like the file, its spool removed, and - is refused where it cannot work") {
+  TempDir tmp;
+  const std::string env = "TMPDIR=" + tmp.dir();
+  const CommandResult file = run_bpu_lint({kExample, "--format", "json"});
+  const CommandResult piped = run_bpu_lint({"-", "--format", "json"}, kExample, env);
+  CHECK(piped.exit_code == 1);
+  CHECK(piped.err.empty());
+  // The same report, naming "-" where the file run names the path.
+  std::string expected = file.out;
+  for (size_t at = expected.find("\"" + kExample + "\""); at != std::string::npos;
+       at = expected.find("\"" + kExample + "\"", at)) {
+    expected.replace(at, kExample.size() + 2, "\"-\"");
+  }
+  CHECK(piped.out == expected);
+  CHECK(std::filesystem::is_empty(tmp.dir()));  // the spooled copy is gone
+
+  const CommandResult text = run_bpu_lint({"-"}, kExample, env);
+  CHECK(text.out.find("-: 10 nodes: 1 on BPU, 3 on CPU") != std::string::npos);
+
+  const CommandResult fixed = run_bpu_lint({"-", "--fix", "--fixed-model", tmp.path("fixed.onnx")}, kExample, env);
+  CHECK(fixed.exit_code == 0);
+  CHECK(fixed.out.find("-: fixed 3 of 3 nodes; wrote " + tmp.path("fixed.onnx")) != std::string::npos);
+  CHECK(run_bpu_lint({tmp.path("fixed.onnx")}).exit_code == 0);
+  std::filesystem::remove(tmp.path("fixed.onnx"));
+  CHECK(std::filesystem::is_empty(tmp.dir()));
+
+  const CommandResult no_out = run_bpu_lint({"-", "--fix"}, kExample, env);
+  CHECK(no_out.exit_code == 2);
+  CHECK(no_out.err == "bpu-lint: -: --fix on standard input needs --fixed-model\n");
+  const CommandResult twice = run_bpu_lint({"-", "-"}, kExample, env);
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err == "bpu-lint: '-' (standard input) can be given only once\n");
+  const CommandResult empty = run_bpu_lint({"-"}, "/dev/null", env);
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.err == "-: error: empty file\n");
+  CHECK(std::filesystem::is_empty(tmp.dir()));
+}

@@ -178,11 +178,12 @@ std::string shell_quote(const std::string& s) {
 }
 }  // namespace
 
-CommandResult run_bpu_lint(const std::vector<std::string>& args) {
+CommandResult run_bpu_lint(const std::vector<std::string>& args, const std::string& stdin_file,
+                           const std::string& env) {
   TempDir dir;
-  std::string cmd = shell_quote(BPULINT_BINARY);
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") + shell_quote(BPULINT_BINARY);
   for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " >" + shell_quote(dir.path("out")) + " 2>" + shell_quote(dir.path("err")) + " </dev/null";
+  cmd += " >" + shell_quote(dir.path("out")) + " 2>" + shell_quote(dir.path("err")) + " <" + shell_quote(stdin_file);
   const int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);

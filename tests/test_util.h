@@ -65,7 +65,9 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
-// Runs the bpu-lint binary with arguments (each shell-quoted here).
-CommandResult run_bpu_lint(const std::vector<std::string>& args);
+// Runs the bpu-lint binary with arguments (each shell-quoted here), standard
+// input from `stdin_file`, and `env` (NAME=value words) set for it.
+CommandResult run_bpu_lint(const std::vector<std::string>& args, const std::string& stdin_file = "/dev/null",
+                           const std::string& env = "");
 
 }  // namespace bpulint::test

@@ -193,7 +193,7 @@ int run_cli(int argc, char** argv) {
   std::string color = "auto";
   std::vector<std::string> input_shapes, select, ignore;
 
-  app.add_option("models", run.inputs, "ONNX model files, or folders searched for *.onnx");
+  app.add_option("models", run.inputs, "ONNX model files, or folders searched for *.onnx; - reads one from standard input");
   app.add_option("-p,--platform", run.platform, "Platform name, march or alias (default: the configuration's, else j6p)");
   app.add_option("--format", run.format, "Output format")
       ->check(CLI::IsMember({"text", "concise", "json", "sarif", "github", "html", "dot"}));

@@ -28,6 +28,7 @@
 #include "bpulint/render_graph.h"
 #include "bpulint/render_machine.h"
 #include "bpulint/render_text.h"
+#include "stdin_spool.h"
 
 namespace bpulint {
 namespace fs = std::filesystem;
@@ -121,7 +122,8 @@ struct Setup {
 };
 
 struct ModelRun {
-  std::string path;
+  std::string path;  // as given: what every message and report names ("-" for standard input)
+  std::string file;  // what is read: the path, or standard input's spooled copy
   Setup* setup = nullptr;
   // Resolved per model: configuration (top level, then overrides), a Horizon
   // compile config, then the command line.
@@ -147,6 +149,13 @@ class Runner {
       return input_errors.empty() ? fail("no model given (usage: bpu-lint MODEL.onnx... [--platform j6p])")
                                   : kExitError;
     }
+    const auto from_stdin = std::count(paths.begin(), paths.end(), std::string("-"));
+    if (from_stdin > 1) return fail("'-' (standard input) can be given only once");
+    if (from_stdin == 1) {
+      if (o_.fix && o_.fixed_model.empty()) return fail("-: --fix on standard input needs --fixed-model");
+      if (!stdin_.read(error)) return fail("-: " + error);
+    }
+    const auto file_of = [&](const std::string& p) { return p == "-" ? stdin_.path() : p; };
     if ((!o_.fixed_model.empty() || !o_.pytorch_snippet.empty()) && paths.size() != 1) {
       return fail(std::string(o_.fixed_model.empty() ? "--pytorch-snippet" : "--fixed-model") +
                   " needs exactly one model");
@@ -156,7 +165,7 @@ class Runner {
     // rule database load: neither depends on the other, and on a 2-core
     // machine that hides the rule load (~50 ms) behind the parse. Deferred
     // too: when no thread can be started, the model is read when it is needed.
-    first_read_ = std::async(std::launch::async | std::launch::deferred, read_model, paths.front());
+    first_read_ = std::async(std::launch::async | std::launch::deferred, read_model, file_of(paths.front()));
     std::error_code ec;
     if (!o_.source_root.empty() && !fs::is_directory(o_.source_root, ec)) {
       return fail("--source-root " + o_.source_root + ": not a folder");
@@ -164,6 +173,7 @@ class Runner {
     for (const auto& p : paths) {
       ModelRun m;
       m.path = p;
+      m.file = file_of(p);
       if (!setup_for(p, m.setup, error) || !resolve(m, error)) return fail(error);
       models_.push_back(std::move(m));
     }
@@ -324,7 +334,7 @@ class Runner {
           m.report = std::make_unique<ModelReport>(
               i == 0 && first_read_.valid()
                   ? lint_read_model(m.path, first_read_.get(), *m.platform, m.facts, FixPlanning::ByApplyConfig)
-                  : lint_model(m.path, *m.platform, m.facts, FixPlanning::ByApplyConfig));
+                  : lint_read_model(m.path, read_model(m.file), *m.platform, m.facts, FixPlanning::ByApplyConfig));
         } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
           m.report = std::make_unique<ModelReport>();
           m.report->path = m.path;
@@ -571,6 +581,7 @@ class Runner {
   const RunOptions& o_;
   std::map<std::string, std::unique_ptr<Setup>> setups_;  // by configuration path ("" = none)
   std::vector<ModelRun> models_;
+  StdinSpool stdin_;                   // a model piped in as '-' (before first_read_: outlives it)
   std::future<ModelRead> first_read_;  // models_[0]'s file, read while the rules load
   Baseline baseline_;
   SourceResolver sources_{o_.source_root};
