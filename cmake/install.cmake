@@ -1,0 +1,84 @@
+# `cmake --install`: the binary, a man page generated from its --help, bash
+# completion. With BPULINT_BUNDLE the install is also relocatable: every shared
+# library beyond the base system goes into lib/bpu-lint, found through an
+# $ORIGIN-relative RPATH (scripts/package.sh builds the tar.gz, the wheel and
+# the .deb from such an install).
+include(GNUInstallDirs)
+
+install(TARGETS bpu-lint RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/scripts/completion.bash
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME bpu-lint)
+
+find_program(BPULINT_HELP2MAN help2man)
+if(BPULINT_HELP2MAN)
+  set(man_page ${CMAKE_BINARY_DIR}/bpu-lint.1)
+  add_custom_command(OUTPUT ${man_page}
+    COMMAND ${BPULINT_HELP2MAN} --no-info --section=1
+            "--name=which ONNX nodes will fall off a Horizon BPU, and why" --output=${man_page} $<TARGET_FILE:bpu-lint>
+    DEPENDS bpu-lint
+    COMMENT "Generating the man page from bpu-lint --help")
+  add_custom_target(bpulint_man_page ALL DEPENDS ${man_page})
+  install(FILES ${man_page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+else()
+  message(STATUS "help2man not found: cmake --install writes no man page (Debian package help2man)")
+endif()
+
+if(NOT BPULINT_BUNDLE)
+  # Graphviz's plugins live outside the loader's default path
+  # (.../graphviz/); the installed binary keeps the link-time directories.
+  set_target_properties(bpu-lint PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
+endif()
+
+if(BPULINT_BUNDLE)
+  # DT_RPATH, not DT_RUNPATH: it also applies to the bundled libraries' own
+  # dependencies (libgvc -> libcdt), which carry no search path of their own.
+  set_target_properties(bpu-lint PROPERTIES INSTALL_RPATH "$ORIGIN/../lib/bpu-lint")
+  target_link_options(bpu-lint PRIVATE -Wl,--disable-new-dtags)
+  # The base system every supported machine has (Ubuntu 22.04, Debian 12):
+  # glibc, GCC 12's libstdc++ and libgcc_s, zlib, expat. Everything else is bundled.
+  install(CODE [[
+    file(GET_RUNTIME_DEPENDENCIES
+      EXECUTABLES "$<TARGET_FILE:bpu-lint>"
+      RESOLVED_DEPENDENCIES_VAR bundled
+      UNRESOLVED_DEPENDENCIES_VAR missing
+      PRE_EXCLUDE_REGEXES "^(ld-linux.*|libc|libm|libdl|libpthread|librt|libresolv|libstdc\\+\\+|libgcc_s|libz|libexpat)\\.so.*")
+    if(missing)
+      message(FATAL_ERROR "bpu-lint needs libraries that cannot be found: ${missing}")
+    endif()
+    # One real file per library, under the name the loader asks for (a wheel
+    # is a zip: it keeps no symlinks).
+    foreach(lib IN LISTS bundled)
+      get_filename_component(name "${lib}" NAME)
+      get_filename_component(real "${lib}" REALPATH)
+      file(INSTALL DESTINATION "${CMAKE_INSTALL_PREFIX}/lib/bpu-lint" TYPE FILE RENAME "${name}" FILES "${real}")
+      # Each bundled library's licence travels with it: its Debian package's copyright file.
+      execute_process(COMMAND dpkg-query -S "${real}" OUTPUT_VARIABLE owner ERROR_QUIET RESULT_VARIABLE rc)
+      if(rc EQUAL 0)
+        string(REGEX REPLACE "[:,].*" "" owner "${owner}")
+        if(EXISTS "/usr/share/doc/${owner}/copyright")
+          file(INSTALL DESTINATION "${CMAKE_INSTALL_PREFIX}/share/doc/bpu-lint/third-party" TYPE FILE
+               RENAME "${owner}.copyright" FILES "/usr/share/doc/${owner}/copyright")
+        endif()
+      endif()
+    endforeach()
+  ]])
+endif()
+
+if(BPULINT_BUNDLE)
+  # The .deb (cpack -G DEB, from scripts/package.sh) is the bundle installed
+  # under /usr, its libraries private in /usr/lib/bpu-lint: it depends only on
+  # the base system, so one package installs on Debian 12 and Ubuntu 22.04.
+  set(CPACK_GENERATOR DEB)
+  set(CPACK_PACKAGE_NAME bpu-lint)
+  set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+  set(CPACK_PACKAGE_CONTACT "bpu-lint maintainers")
+  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "which ONNX nodes will fall off a Horizon BPU, and why")
+  set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+  set(CPACK_STRIP_FILES ON)
+  set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+  set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
+  set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.35), libstdc++6 (>= 12), libgcc-s1, zlib1g, libexpat1")
+  set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "Lints ONNX models against Horizon Robotics BPU constraints (Journey 6P first)\n and rewrites ConvTranspose3d layers so they stay on the BPU.")
+  include(CPack)
+endif()

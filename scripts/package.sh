@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds the release artifacts into dist/, offline (Debian packages only):
+#   dist/bpu-lint-<v>-linux-x86_64.tar.gz       one relocatable folder: bin/bpu-lint (the rule
+#                                              database inside), lib/bpu-lint/ (every library beyond
+#                                              the base system), the man page, bash completion
+#   dist/bpu_lint-<v>-py3-none-manylinux_2_35_x86_64.whl   that bundle, a bpu-lint console script and
+#                                              the bpulint Python API (python/)
+#   dist/bpu-lint_<v>_amd64.deb                 the same files under /usr (CPack)
+# The base system the bundle relies on is glibc >= 2.35, GCC 12's libstdc++ and libgcc_s, zlib and
+# expat: Ubuntu 22.04 (Horizon's toolchain images) and Debian 12 both have it. scripts/check_abi_floor.sh
+# refuses the bundle when any ELF file in it needs more.
+#   scripts/package.sh [--out DIR]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out=dist
+if [[ ${1:-} == --out ]]; then out=${2:?--out needs a folder}; fi
+
+step() { echo "== package: $1 (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
+
+packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libcli11-dev
+          doctest-dev nlohmann-json3-dev libgraphviz-dev help2man binutils python3 python3-build python3-setuptools
+          python3-wheel python3-venv)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# One version number: CMakeLists.txt's, checked against what the binary says.
+version=$(sed -n 's/^project(bpu_lint VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+[[ -n $version ]] || { echo "package.sh: no version in CMakeLists.txt" >&2; exit 2; }
+# Reproducible archives: every file dated at the last commit.
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+
+step "build (RelWithDebInfo like build/, so ccache reuses its objects; stripped on install)"
+cmake -S . -B build-package -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBPULINT_BUILD_TESTS=OFF -DBPULINT_BUNDLE=ON >/dev/null
+cmake --build build-package -j "$(nproc)" >/dev/null
+said=$(build-package/bpu-lint --version)
+[[ $said == "bpu-lint $version "* ]] || { echo "package.sh: the binary says '$said', CMakeLists.txt $version" >&2; exit 1; }
+
+mkdir -p "$out"
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+name=bpu-lint-$version-linux-x86_64
+
+step "bundle"
+cmake --install build-package --prefix "$stage/$name" --strip >/dev/null
+scripts/check_abi_floor.sh "$stage/$name"
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -C "$stage" -cf - "$name" |
+  gzip -9n >"$out/$name.tar.gz.tmp"
+mv "$out/$name.tar.gz.tmp" "$out/$name.tar.gz"
+
+step "deb"
+(cd build-package && cpack -G DEB >/dev/null)
+mv "build-package/bpu-lint_${version}_amd64.deb" "$out/"
+
+step "wheel"
+# Built from a copy of python/, so the source tree gets no build debris.
+cp -r python "$stage/python"
+mkdir -p "$stage/python/bpulint/_bundle"
+cp -r "$stage/$name/bin" "$stage/$name/lib" "$stage/python/bpulint/_bundle/"
+BPULINT_VERSION=$version /usr/bin/python3 -m build --wheel --no-isolation --outdir "$stage/wheel" "$stage/python" >/dev/null
+wheel=bpu_lint-$version-py3-none-manylinux_2_35_x86_64.whl
+[[ -f $stage/wheel/$wheel ]] || { echo "package.sh: expected $wheel, built: $(ls "$stage/wheel")" >&2; exit 1; }
+mv "$stage/wheel/$wheel" "$out/"
+
+step "done"
+ls -l "$out/$name.tar.gz" "$out/bpu-lint_${version}_amd64.deb" "$out/$wheel" | awk '{print $5, $9}'

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# What scripts/package.sh wrote into DIST: the three artifacts, one version
+# (CMakeLists.txt's) in their names, the files each must hold, and the
+# symbol-version floor (scripts/check_abi_floor.sh) on every ELF file in each.
+#   tests/package/artifacts.sh DIST VERSION
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+dist=${1:?usage: artifacts.sh DIST VERSION}
+version=${2:?usage: artifacts.sh DIST VERSION}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail=0
+check() { if "$@"; then :; else echo "FAIL: $*" >&2; fail=1; fi; }
+has() { [[ -e $1 ]] || { echo "FAIL: missing $1" >&2; fail=1; }; }
+
+tarball=$dist/bpu-lint-$version-linux-x86_64.tar.gz
+deb=$dist/bpu-lint_${version}_amd64.deb
+wheel=$dist/bpu_lint-$version-py3-none-manylinux_2_35_x86_64.whl
+for f in "$tarball" "$deb" "$wheel"; do [[ -f $f ]] || { echo "FAIL: scripts/package.sh wrote no $f" >&2; exit 1; }; done
+
+mkdir "$work/tar" "$work/deb" "$work/wheel"
+tar -xzf "$tarball" -C "$work/tar"
+b=$work/tar/bpu-lint-$version-linux-x86_64
+for f in bin/bpu-lint lib/bpu-lint/libonnx.so.1 lib/bpu-lint/libprotobuf.so.32 lib/bpu-lint/libgvc.so.6 \
+         lib/bpu-lint/libgvplugin_dot_layout.so.6 share/man/man1/bpu-lint.1 \
+         share/bash-completion/completions/bpu-lint share/doc/bpu-lint/third-party/libonnx1.copyright; do
+  has "$b/$f"
+done
+# Linked in, or left to the base system: never bundled.
+for f in libyaml-cpp.so.0.7 libexpat.so.1 libstdc++.so.6 libc.so.6; do check test ! -e "$b/lib/bpu-lint/$f"; done
+check grep -q '^\.TH BPU-LINT "1"' "$b/share/man/man1/bpu-lint.1"
+check grep -q 'fix\\-strategy' "$b/share/man/man1/bpu-lint.1"
+"$here/../../scripts/check_abi_floor.sh" "$b" || fail=1
+
+dpkg-deb -x "$deb" "$work/deb"
+check grep -qx "Version: $version" <(dpkg-deb -f "$deb")
+depends=$(dpkg-deb -f "$deb" Depends)
+check grep -qx 'libc6 (>= 2.35), libstdc++6 (>= 12), libgcc-s1, zlib1g, libexpat1' <<<"$depends"
+for f in usr/bin/bpu-lint usr/lib/bpu-lint/libonnx.so.1 usr/share/man/man1/bpu-lint.1 \
+         usr/share/bash-completion/completions/bpu-lint; do
+  has "$work/deb/$f"
+done
+"$here/../../scripts/check_abi_floor.sh" "$work/deb" || fail=1
+
+/usr/bin/python3 -m zipfile -e "$wheel" "$work/wheel"
+has "$work/wheel/bpulint/_bundle/bin/bpu-lint"
+has "$work/wheel/bpulint/_bundle/lib/bpu-lint/libonnx.so.1"
+check grep -qx 'Tag: py3-none-manylinux_2_35_x86_64' "$work"/wheel/bpu_lint-"$version".dist-info/WHEEL
+check grep -qx 'Root-Is-Purelib: false' "$work"/wheel/bpu_lint-"$version".dist-info/WHEEL
+"$here/../../scripts/check_abi_floor.sh" "$work/wheel" || fail=1
+
+# The floor check itself can fail: Debian 12's libexpat needs GLIBC_2.36.
+mkdir "$work/newer"
+cp -L "$(ldconfig -p | awk '$1 == "libexpat.so.1" && /x86-64/ && !done {print $NF; done = 1}')" "$work/newer/"
+if "$here/../../scripts/check_abi_floor.sh" "$work/newer" >/dev/null; then
+  echo "FAIL: check_abi_floor.sh passed Debian 12's libexpat (GLIBC_2.36)" >&2
+  fail=1
+fi
+if ((fail)); then exit 1; fi
+echo "artifacts of $version: tar.gz, .deb and wheel hold what they must, all within the base system"

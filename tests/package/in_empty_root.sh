@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The installed bpu-lint in an empty root: a folder holding only the unpacked
+# artifact (the bundle's tar.gz, or the .deb's files), the base-system
+# libraries copied from this machine (glibc, libstdc++, libgcc_s, zlib,
+# expat: nothing else) and a model, entered with chroot. It must lint, write
+# JSON and write an HTML report with its graph, without the system's ONNX,
+# protobuf, yaml-cpp or Graphviz.
+#   tests/package/in_empty_root.sh ARTIFACT MODEL
+set -euo pipefail
+artifact=${1:?usage: in_empty_root.sh ARTIFACT MODEL}
+model=${2:?usage: in_empty_root.sh ARTIFACT MODEL}
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+case $artifact in
+  *.tar.gz)
+    tar -xzf "$artifact" -C "$root"
+    exe=$(cd "$root" && echo bpu-lint-*/bin/bpu-lint)
+    ;;
+  *.deb)
+    dpkg-deb -x "$artifact" "$root"
+    exe=usr/bin/bpu-lint
+    ;;
+  *) echo "in_empty_root.sh: $artifact: expected a .tar.gz or a .deb" >&2; exit 2 ;;
+esac
+[[ -x $root/$exe ]] || { echo "FAIL: $artifact has no $exe" >&2; exit 1; }
+
+# The base system, at the paths the dynamic loader searches by default.
+for lib in ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libstdc++.so.6 libgcc_s.so.1 libz.so.1 libexpat.so.1; do
+  real=$(ldconfig -p | awk -v n="$lib" '$1 == n && /x86-64/ && !done {print $NF; done = 1}')
+  [[ -n $real ]] || { echo "in_empty_root.sh: this machine has no $lib" >&2; exit 2; }
+  mkdir -p "$root$(dirname "$real")"
+  cp -L "$real" "$root$real"
+done
+mkdir -p "$root/lib64" "$root/work" "$root/proc"
+cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
+cp "$model" "$root/work/model.onnx"
+
+# chroot, with a /proc of its own (the loader reads /proc/self/exe to expand
+# $ORIGIN, as on any real machine); unprivileged, in a user namespace.
+enter() {
+  local as_root=()
+  [[ $(id -u) -eq 0 ]] || as_root=(-r)
+  unshare "${as_root[@]}" --mount --pid --fork --mount-proc="$root/proc" chroot "$root" "$@"
+}
+fail=0
+check() { if "$@"; then :; else echo "FAIL: $*" >&2; fail=1; fi; }
+
+# Nothing else is there: no Graphviz, ONNX or protobuf to fall back on.
+check test -z "$(find "$root" -path "$root/${exe%%/bin/*}" -prune -o -path "$root/usr/lib/bpu-lint" -prune -o \
+  \( -name 'libonnx*' -o -name 'libprotobuf*' -o -name 'libgvc*' -o -name 'libyaml-cpp*' \) -print)"
+text=$(enter "/$exe" /work/model.onnx --format concise --exit-zero)
+check grep -q "/work/model.onnx: .* nodes: " <<<"$text"
+enter "/$exe" /work/model.onnx --format json -o /work/report.json --exit-zero
+check grep -q '"diagnostics": \[' "$root/work/report.json"
+enter "/$exe" /work/model.onnx --format html -o /work/report.html --exit-zero
+check grep -q "<svg" "$root/work/report.html"
+version=$(enter "/$exe" --version)
+check grep -q "^bpu-lint [0-9.]* (rules sha256 [0-9a-f]\{64\})$" <<<"$version"
+if ((fail)); then exit 1; fi
+echo "$(basename "$artifact"): lints, writes JSON and an HTML graph in an empty root ($version)"
