@@ -9,10 +9,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # doctest-dev and nlohmann-json3-dev are for the test suite (built by default)
 # and the fuzz targets; the binary and its core library use neither.
 packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libcli11-dev doctest-dev
-          nlohmann-json3-dev libgraphviz-dev)
+          nlohmann-json3-dev libgraphviz-dev help2man)
 if [[ ${1:-} == --test ]]; then
   # fonts-liberation: Liberation Sans has Arial's metrics, which Graphviz lays labels out with.
   packages+=(python3-onnx python3-numpy python3-torch pre-commit git chromium fonts-liberation)
+  # scripts/package.sh and its tests: the wheel is built and installed into a venv offline.
+  packages+=(binutils python3-build python3-setuptools python3-wheel python3-venv)
   # Node.js may already come from elsewhere (with npm bundled); Debian's own
   # split packages are the fallback.
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
