@@ -165,7 +165,11 @@ class Runner {
     // rule database load: neither depends on the other, and on a 2-core
     // machine that hides the rule load (~50 ms) behind the parse. Deferred
     // too: when no thread can be started, the model is read when it is needed.
-    first_read_ = std::async(std::launch::async | std::launch::deferred, read_model, file_of(paths.front()));
+    // An lvalue on purpose: when the thread cannot start, libstdc++ falls back
+    // to deferred with arguments it has already moved from (an rvalue path
+    // arrives empty).
+    const std::string first_file = file_of(paths.front());
+    first_read_ = std::async(std::launch::async | std::launch::deferred, read_model, first_file);
     std::error_code ec;
     if (!o_.source_root.empty() && !fs::is_directory(o_.source_root, ec)) {
       return fail("--source-root " + o_.source_root + ": not a folder");
