@@ -274,8 +274,13 @@ std::string first_unknown_reason(const Value& v, const Trace& trace) {
 bool is_true(const Value& v) { return v.kind() == Value::Kind::Bool && v.as_bool(); }
 bool is_false(const Value& v) { return v.kind() == Value::Kind::Bool && !v.as_bool(); }
 
+// Lists and records too: a rule over `input + output` traces the tensor
+// records whole, with the unknown dim inside a record's shape.
 bool has_unknown(const Value& v) {
   if (v.is_unknown()) return true;
+  if (v.kind() == Value::Kind::Record) {
+    return std::any_of(v.fields().begin(), v.fields().end(), [](const auto& f) { return has_unknown(f.second); });
+  }
   if (v.kind() != Value::Kind::List) return false;
   return std::any_of(v.items().begin(), v.items().end(), has_unknown);
 }
@@ -302,6 +307,12 @@ uint32_t unknown_cause(const NodeFacts& n, const Trace& trace) {
       if (text.size() > len + 1 && text[len] == '[' && std::isdigit(static_cast<unsigned char>(text[len + 1]))) {
         const size_t k = std::strtoul(text.c_str() + len + 1, nullptr, 10);
         if (k < tensors.size() && tensors[k].cause != 0) return tensors[k].cause;
+      }
+      // The whole list (`all(t in input: ...)`): the first tensor whose record holds the unknown.
+      if (text.size() == len && t.value.kind() == Value::Kind::List) {
+        for (size_t k = 0; k < t.value.items().size() && k < tensors.size(); ++k) {
+          if (has_unknown(t.value.items()[k]) && tensors[k].cause != 0) return tensors[k].cause;
+        }
       }
       if (const uint32_t c = first_cause(tensors)) return c;
     }
