@@ -63,6 +63,9 @@ const std::vector<Expected> kTable = {
     {"occupancy_dynamic", {"bev=1x64x10x10"}, 1, 4, 0, 0, 21, 0, 3, {"BPU1101", "BPU1102"}},
     // torch.where / masked_fill: Greater, Less, Cast and Where have no public J6P placement.
     {"masking_where", {}, 0, 0, 0, 0, 11, 0, 0, {"BPU0001"}},
+    // einsum('bdhw,bchw->bcdhw') then view(b, c * d, h, w): the Einsum's dims come from its
+    // equation, so the view's shape arithmetic folds (it was 16 runtime shape ops).
+    {"lift_splat_einsum", {}, 0, 0, 0, 0, 25, 0, 0, {"BPU0001"}},
 };
 
 }  // namespace

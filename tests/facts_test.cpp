@@ -342,3 +342,40 @@ TEST_CASE("a node's facts read on demand equal its whole record, shortcuts inclu
   }
   CHECK(compared > 10000);
 }
+
+TEST_CASE("Einsum output dims come from its equation: explicit, implicit, ellipsis, dynamic") {
+  // ONNX 1.12 infers only the rank; a lift-splat volume needs its dims.
+  struct Case {
+    const char* inputs;
+    const char* equation;
+    const char* expected;
+  };
+  const std::vector<Case> cases = {
+      {"float[1,8,12,20] A, float[1,16,12,20] B", "bdhw,bchw->bcdhw", "[1, 16, 8, 12, 20]"},
+      {"float[N,8,12,20] A, float[N,16,12,20] B", "bdhw,bchw->bcdhw", "[?, 16, 8, 12, 20]"},
+      {"float[3,4] A, float[4,5] B", "ij,jk", "[3, 5]"},                  // implicit: labels used once, sorted
+      {"float[2,7,3,4] A, float[4,5] B", "...ij,jk->...ik", "[2, 7, 3, 5]"},
+      {"float[2,1,3,4] A, float[1,6,4,5] B", "...ij,...jk->...ik", "[2, 6, 3, 5]"},  // ellipsis broadcast
+      {"float[5,5] A", "ii->i", "[5]"},
+      {"float[3,4] A, float[4,5] B", "ij, jk -> ki", "[5, 3]"},
+  };
+  for (const auto& c : cases) {
+    const std::string equation = c.equation;
+    CAPTURE(equation);
+    const std::string text = std::string("<ir_version: 8, opset_import: [\"\" : 13]>\ng (") + c.inputs +
+                             ") => (float[1] Z) {\n  Y = Einsum <equation = \"" + c.equation +
+                             "\"> (" + (std::string(c.inputs).find(" B") != std::string::npos ? "A, B" : "A") +
+                             ")\n  Z = Relu (Y)\n}";
+    const Linted f = facts_of(text);
+    CHECK(fact(f->nodes[0], "output").items().at(0).field("shape")->to_string() == std::string(c.expected));
+  }
+  // Contradicting dims for one label: no dims are made up.
+  const Linted bad = facts_of(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[3,4] A, float[5,6] B) => (float[1] Z) {
+  Y = Einsum <equation = "ij,jk->ik"> (A, B)
+  Z = Relu (Y)
+}
+)");
+  CHECK(fact(bad->nodes[0], "output").items().at(0).field("shape")->to_string().find("5") == std::string::npos);
+}

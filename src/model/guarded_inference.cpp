@@ -1,6 +1,10 @@
 #include "bpulint/guarded_inference.h"
 
+#include <algorithm>
+#include <cctype>
+#include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace bpulint {
@@ -64,6 +68,117 @@ bool shape_input_is_plausible(const onnx::InferenceContext& ctx, size_t i) {
   return true;
 }
 
+
+// --- Einsum ---------------------------------------------------------------
+// ONNX 1.12 infers Einsum's rank but no dims, so a lift-splat's volume
+// (einsum('bdhw,bchw->bcdhw')) has no shape and the view() after it becomes
+// runtime shape work. Each output label takes its dim from the inputs that
+// carry it; the ellipsis takes the inputs' broadcast dims.
+using Dim = onnx::TensorShapeProto::Dimension;
+
+// A dim two inputs give the same label (or the same broadcast position):
+// false when they contradict each other.
+bool merge_dim(Dim& into, const Dim& d, bool broadcast) {
+  if (!d.has_dim_value()) {
+    if (!into.has_dim_value() && !into.has_dim_param() && d.has_dim_param()) into = d;
+    return true;
+  }
+  if (!into.has_dim_value() || (broadcast && into.dim_value() == 1)) {
+    into = d;
+    return true;
+  }
+  return into.dim_value() == d.dim_value() || (broadcast && d.dim_value() == 1);
+}
+
+// One term of the equation: its labels, with '.' standing for the ellipsis.
+bool einsum_term(const std::string& text, std::string& labels) {
+  labels.clear();
+  for (size_t i = 0; i < text.size();) {
+    if (text.compare(i, 3, "...") == 0) {
+      if (labels.find('.') != std::string::npos) return false;
+      labels += '.';
+      i += 3;
+    } else if (std::isalpha(static_cast<unsigned char>(text[i]))) {
+      labels += text[i++];
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+void infer_einsum_dims(onnx::InferenceContext& ctx) {
+  const onnx::AttributeProto* attr = ctx.getAttribute("equation");
+  if (attr == nullptr || ctx.getNumOutputs() != 1) return;
+  std::string eq;
+  for (char c : attr->s()) {
+    if (c != ' ') eq += c;
+  }
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    std::string labels;
+    if (!einsum_term(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start), labels)) return;
+    terms.push_back(labels);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (terms.size() != ctx.getNumInputs()) return;
+  std::map<char, Dim> by_label;
+  std::map<char, int> uses;
+  std::vector<Dim> ellipsis;  // right-aligned broadcast of every input's ellipsis dims
+  bool has_ellipsis = false;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const onnx::TypeProto* t = ctx.getInputType(i);
+    if (t == nullptr || !t->has_tensor_type() || !t->tensor_type().has_shape()) return;
+    const auto& shape = t->tensor_type().shape();
+    const std::string& term = terms[i];
+    const bool dots = term.find('.') != std::string::npos;
+    const int letters = static_cast<int>(term.size()) - (dots ? 1 : 0);
+    const int ell_rank = shape.dim_size() - letters;
+    if (ell_rank < 0 || (!dots && ell_rank != 0)) return;
+    int d = 0;
+    for (char c : term) {
+      if (c == '.') {
+        has_ellipsis = true;
+        if (static_cast<int>(ellipsis.size()) < ell_rank) ellipsis.insert(ellipsis.begin(), ell_rank - ellipsis.size(), Dim());
+        for (int k = 0; k < ell_rank; ++k) {
+          if (!merge_dim(ellipsis[ellipsis.size() - ell_rank + k], shape.dim(d + k), true)) return;
+        }
+        d += ell_rank;
+        continue;
+      }
+      ++uses[c];
+      auto it = by_label.emplace(c, Dim()).first;
+      if (!merge_dim(it->second, shape.dim(d++), false)) return;
+    }
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    if (!einsum_term(eq.substr(arrow + 2), out)) return;
+  } else {  // implicit output: the ellipsis, then the labels used once, sorted
+    if (has_ellipsis) out += '.';
+    for (const auto& u : uses) {
+      if (u.second == 1) out += u.first;
+    }
+  }
+  onnx::TensorShapeProto shape;
+  for (char c : out) {
+    if (c == '.') {
+      for (const Dim& d : ellipsis) *shape.add_dim() = d;
+      continue;
+    }
+    auto it = by_label.find(c);
+    if (it == by_label.end()) return;
+    *shape.add_dim() = it->second;
+  }
+  auto* tensor = ctx.getOutputType(0)->mutable_tensor_type();
+  if (tensor->has_shape() && tensor->shape().dim_size() != shape.dim_size()) return;
+  *tensor->mutable_shape() = std::move(shape);
+}
+
 }  // namespace
 
 const onnx::OpSchema* GuardedSchemaRegistry::GetSchema(const std::string& key, const int version,
@@ -73,12 +188,21 @@ const onnx::OpSchema* GuardedSchemaRegistry::GetSchema(const std::string& key, c
   static const std::set<std::string> kPooling = {"MaxPool", "AveragePool", "LpPool", "MaxUnpool"};
   const bool weighted = kWeighted.count(key) > 0;
   const int shape_input = key == "Reshape" || key == "Expand" ? 1 : key == "ConstantOfShape" ? 0 : -1;
+  const bool einsum = key == "Einsum";
   if (schema == nullptr || !(domain.empty() || domain == "ai.onnx") ||
-      (!weighted && kPooling.count(key) == 0 && shape_input < 0)) {
+      (!weighted && kPooling.count(key) == 0 && shape_input < 0 && !einsum)) {
     return schema;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   auto& slot = wrapped_[schema];
+  if (!slot && einsum) {
+    slot = std::make_unique<onnx::OpSchema>(*schema);
+    onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
+    slot->TypeAndShapeInferenceFunction([original](onnx::InferenceContext& ctx) {
+      original(ctx);
+      infer_einsum_dims(ctx);
+    });
+  }
   if (!slot && shape_input >= 0) {
     slot = std::make_unique<onnx::OpSchema>(*schema);
     onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();

@@ -131,6 +131,24 @@ class Masking(nn.Module):
         return torch.softmax(y.flatten(2), dim=-1)
 
 
+class LiftSplat(nn.Module):
+    """Lift-splat (BEVDet / LSS): image features times a per-pixel depth distribution, as
+    einsum('bdhw,bchw->bcdhw'), then the volume flattened to channels by its own shape."""
+
+    def __init__(self, c=16, d=8):
+        super().__init__()
+        self.depth = nn.Conv2d(c, d, 1)
+        self.feat = nn.Conv2d(c, c, 1)
+        self.bev = nn.Conv2d(c * d, 16, 1)
+
+    def forward(self, images):
+        depth = self.depth(images).softmax(dim=1)
+        feat = self.feat(images)
+        volume = torch.einsum("bdhw,bchw->bcdhw", depth, feat)
+        b, c, d, h, w = volume.shape
+        return self.bev(volume.reshape(b, c * d, h, w))
+
+
 def seeded(module):
     torch.manual_seed(SEED)
     m = module()
@@ -159,6 +177,7 @@ MODELS = [
     ("occupancy_static", OccupancyDecoder, [(1, 64, 10, 10)], ["bev"], None, 17),
     ("occupancy_dynamic", OccupancyDecoder, [(1, 64, 10, 10)], ["bev"], {"bev": {0: "N"}}, 17),
     ("masking_where", Masking, [(1, 8, 12, 12), (1, 8, 12, 12)], ["feats", "mask"], None, 17),
+    ("lift_splat_einsum", LiftSplat, [(1, 16, 12, 20)], ["images"], None, 13),
 ]
 
 # The model exported with each layer's Python stack trace, as PyTorch's newer
