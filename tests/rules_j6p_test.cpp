@@ -204,10 +204,13 @@ TEST_CASE("BPU9003 model-io-names-unique") {
   CHECK(fires(r, "BPU9003"));
 }
 
-TEST_CASE("BPU9004 model-io-element-types") {
-  CHECK_FALSE(fires(lint_text(unary("Relu", "[2]")), "BPU9004"));
-  CHECK_FALSE(fires(lint_text(head() + "g (int8[2] X) => (int8[2] Y) {\n  Y = Relu (X)\n}\n"), "BPU9004"));
-  CHECK(fires(lint_text(head() + "g (float16[2] X) => (float16[2] Y) {\n  Y = Relu (X)\n}\n"), "BPU9004"));
+TEST_CASE("BPU9006 model-io-element-types-nash-p: float16 is a nash-p interface type") {
+  CHECK_FALSE(fires(lint_text(unary("Relu", "[2]")), "BPU9006"));
+  CHECK_FALSE(fires(lint_text(head() + "g (int8[2] X) => (int8[2] Y) {\n  Y = Relu (X)\n}\n"), "BPU9006"));
+  const ModelReport f16 = lint_text(head() + "g (float16[2] X) => (float16[2] Y) {\n  Y = Relu (X)\n}\n");
+  CHECK_FALSE(fires(f16, "BPU9006"));
+  CHECK_FALSE(fires(f16, "BPU9004"));  // the J6E/M rule is not a J6P rule
+  CHECK(fires(lint_text(head() + "g (double[2] X) => (double[2] Y) {\n  Y = Relu (X)\n}\n"), "BPU9006"));
 }
 
 TEST_CASE("ops outside the database are unknown, custom domains too") {
