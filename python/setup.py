@@ -4,7 +4,7 @@ import os
 import re
 import sys
 
-from setuptools import setup
+from setuptools import Distribution, setup
 
 try:
     from setuptools.command.bdist_wheel import bdist_wheel
@@ -27,15 +27,19 @@ def cmake_version():
     return match.group(1)
 
 
+class BinaryDistribution(Distribution):
+    """Native content: the wheel is not pure (Root-Is-Purelib: false) and the package goes to
+    the wheel's root (platlib) rather than under .data/purelib."""
+
+    def has_ext_modules(self):
+        return True
+
+
 class PlatformWheel(bdist_wheel):
     """Any Python 3, but one platform: the bundled binary's (glibc 2.35+, x86-64)."""
-
-    def finalize_options(self):
-        super().finalize_options()
-        self.root_is_pure = False
 
     def get_tag(self):
         return "py3", "none", "manylinux_2_35_x86_64"
 
 
-setup(version=cmake_version(), cmdclass={"bdist_wheel": PlatformWheel})
+setup(version=cmake_version(), distclass=BinaryDistribution, cmdclass={"bdist_wheel": PlatformWheel})
