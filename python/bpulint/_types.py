@@ -5,11 +5,10 @@
 Every object of the schema is a class with a strict ``from_json``: a missing required
 key, an unknown key or a value of the wrong type raises SchemaError. A key the schema
 makes optional is None when absent. Conditionals (if/then/else, dependentRequired)
-are left to the schema itself.
+and string patterns are left to the schema itself.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Literal, Optional
 
@@ -65,16 +64,10 @@ def _nullable(inner: Conv) -> Conv:
     return lambda v, at: None if v is None else inner(v, at)
 
 
-def _string(pattern: Optional[str] = None) -> Conv:
-    compiled = re.compile(pattern) if pattern else None
-
-    def conv(v: Any, at: str) -> str:
-        if not isinstance(v, str):
-            raise SchemaError(f"{at}: expected a string, got {type(v).__name__}")
-        if compiled and not compiled.search(v):
-            raise SchemaError(f"{at}: {v!r} does not match {pattern}")
-        return v
-    return conv
+def _string(v: Any, at: str) -> str:
+    if not isinstance(v, str):
+        raise SchemaError(f"{at}: expected a string, got {type(v).__name__}")
+    return v
 
 
 def _number_check(v: Any, at: str, kinds: tuple, what: str, minimum: Optional[float]) -> Any:
@@ -161,7 +154,7 @@ class Tool:
         _object(d, at, ("name", "version"), ("name", "version"))
         return cls(
             name=_get(d, "name", at, _const("bpu-lint")),
-            version=_get(d, "version", at, _string()),
+            version=_get(d, "version", at, _string),
         )
 
 
@@ -176,8 +169,8 @@ class Platform:
     def from_json(cls, d: Any, at: str = "Platform") -> "Platform":
         _object(d, at, ("name", "march"), ("name", "march"))
         return cls(
-            name=_get(d, "name", at, _string()),
-            march=_get(d, "march", at, _string()),
+            name=_get(d, "name", at, _string),
+            march=_get(d, "march", at, _string),
         )
 
 
@@ -202,11 +195,11 @@ class Model:
             ("path", "platform", "error", "summary", "notes", "diagnostics", "fixed_model"),
         )
         return cls(
-            path=_get(d, "path", at, _string()),
-            platform=_get(d, "platform", at, _string()),
-            error=_opt(d, "error", at, _string()),
+            path=_get(d, "path", at, _string),
+            platform=_get(d, "platform", at, _string),
+            error=_opt(d, "error", at, _string),
             summary=_get(d, "summary", at, _nullable(Summary.from_json)),
-            notes=_get(d, "notes", at, _list(_string())),
+            notes=_get(d, "notes", at, _list(_string)),
             diagnostics=_get(d, "diagnostics", at, _list(Diagnostic.from_json)),
             fixed_model=_opt(d, "fixed_model", at, FixedModel.from_json),
         )
@@ -224,8 +217,8 @@ class HbConfig:
     def from_json(cls, d: Any, at: str = "HbConfig") -> "HbConfig":
         _object(d, at, ("path", "march", "input_shapes"), ("path", "march", "input_shapes"))
         return cls(
-            path=_get(d, "path", at, _string()),
-            march=_get(d, "march", at, _string()),
+            path=_get(d, "path", at, _string),
+            march=_get(d, "march", at, _string),
             input_shapes=_get(d, "input_shapes", at, _dict(_list(_integer()))),
         )
 
@@ -324,22 +317,22 @@ class Diagnostic:
             ),
         )
         return cls(
-            rule=_get(d, "rule", at, _string("^BPU[0-9]{4}$")),
-            name=_get(d, "name", at, _string()),
+            rule=_get(d, "rule", at, _string),
+            name=_get(d, "name", at, _string),
             severity=_get(d, "severity", at, _enum("error", "warning", "note")),
             outcome=_get(d, "outcome", at, _enum("fail", "unknown")),
-            node=_get(d, "node", at, _nullable(_string())),
-            graph_path=_get(d, "graph_path", at, _nullable(_string())),
+            node=_get(d, "node", at, _nullable(_string)),
+            graph_path=_get(d, "graph_path", at, _nullable(_string)),
             node_index=_get(d, "node_index", at, _nullable(_integer(minimum=0))),
-            op_type=_get(d, "op_type", at, _nullable(_string())),
-            message=_get(d, "message", at, _string()),
+            op_type=_get(d, "op_type", at, _nullable(_string)),
+            message=_get(d, "message", at, _string),
             pytorch_source=_opt(d, "pytorch_source", at, PytorchSource.from_json),
             facts=_get(d, "facts", at, _dict(_any)),
             status=_get(d, "status", at, _enum("verified", "derived", "inferred")),
-            source=_get(d, "source", at, _string()),
+            source=_get(d, "source", at, _string),
             fixes=_get(d, "fixes", at, _list(FixOption.from_json)),
-            fix_blocked=_opt(d, "fix_blocked", at, _nullable(_string())),
-            waiver=_opt(d, "waiver", at, _string()),
+            fix_blocked=_opt(d, "fix_blocked", at, _nullable(_string)),
+            waiver=_opt(d, "waiver", at, _string),
             baselined=_opt(d, "baselined", at, _const(True)),
         )
 
@@ -365,10 +358,10 @@ class FixedModel:
             ("path", "written", "data_path", "error", "results", "summary", "diagnostics"),
         )
         return cls(
-            path=_get(d, "path", at, _string()),
+            path=_get(d, "path", at, _string),
             written=_get(d, "written", at, _boolean),
-            data_path=_get(d, "data_path", at, _nullable(_string())),
-            error=_opt(d, "error", at, _string()),
+            data_path=_get(d, "data_path", at, _nullable(_string)),
+            error=_opt(d, "error", at, _string),
             results=_get(d, "results", at, _list(FixResult.from_json)),
             summary=_opt(d, "summary", at, Summary.from_json),
             diagnostics=_opt(d, "diagnostics", at, _list(Diagnostic.from_json)),
@@ -393,11 +386,11 @@ class PytorchSource:
             ("path", "line", "function", "code", "trace_file"),
         )
         return cls(
-            path=_get(d, "path", at, _nullable(_string())),
+            path=_get(d, "path", at, _nullable(_string)),
             line=_get(d, "line", at, _integer()),
-            function=_get(d, "function", at, _string()),
-            code=_get(d, "code", at, _string()),
-            trace_file=_get(d, "trace_file", at, _string()),
+            function=_get(d, "function", at, _string),
+            code=_get(d, "code", at, _string),
+            trace_file=_get(d, "trace_file", at, _string),
         )
 
 
@@ -435,19 +428,19 @@ class FixOption:
             ),
         )
         return cls(
-            id=_get(d, "id", at, _string()),
-            title=_get(d, "title", at, _string()),
+            id=_get(d, "id", at, _string),
+            title=_get(d, "title", at, _string),
             safety=_get(d, "safety", at, _enum("safe", "unsafe")),
             recommended=_get(d, "recommended", at, _boolean),
             applicable=_get(d, "applicable", at, _boolean),
-            why_not=_opt(d, "why_not", at, _string()),
+            why_not=_opt(d, "why_not", at, _string),
             intermediate_channels=_get(d, "intermediate_channels", at, _nullable(_integer(minimum=0))),
             intermediate_elements=_get(d, "intermediate_elements", at, _nullable(_integer(minimum=0))),
             intermediate_bytes=_get(d, "intermediate_bytes", at, _nullable(_integer(minimum=0))),
             macs=_get(d, "macs", at, _nullable(_integer(minimum=0))),
             moved_elements=_get(d, "moved_elements", at, _nullable(_integer(minimum=0))),
             new_nodes=_get(d, "new_nodes", at, _integer(minimum=0)),
-            new_violations=_get(d, "new_violations", at, _list(_string())),
+            new_violations=_get(d, "new_violations", at, _list(_string)),
         )
 
 
@@ -481,10 +474,10 @@ class FixResult:
             ),
         )
         return cls(
-            node=_get(d, "node", at, _nullable(_string())),
-            fix=_get(d, "fix", at, _nullable(_string())),
+            node=_get(d, "node", at, _nullable(_string)),
+            fix=_get(d, "fix", at, _nullable(_string)),
             applied=_get(d, "applied", at, _boolean),
-            reason=_opt(d, "reason", at, _string()),
+            reason=_opt(d, "reason", at, _string),
             trials=_get(d, "trials", at, _integer(minimum=0)),
             seed=_get(d, "seed", at, _integer(minimum=0)),
             max_abs_error=_get(d, "max_abs_error", at, _nullable(_number(minimum=0))),
