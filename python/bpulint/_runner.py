@@ -56,7 +56,7 @@ def run_report(args: List[str], stdin: Optional[bytes] = None) -> Report:
         report = None
         if proc.stdout.strip():
             try:
-                report = Report.from_json(json.loads(proc.stdout))
+                report = Report.from_json(json.loads(proc.stdout), "report")
             except ValueError:  # the message is what matters; a half-written report is dropped
                 pass
         raise ModelError(message or f"{exe}: exited 2 without a message", report)
