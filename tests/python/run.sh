@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The bpulint Python package in a fresh venv (Debian's python3, system site packages for onnx),
+# its reports compared with the CLI's JSON (tests/python/test_api.py).
+#
+#   tests/python/run.sh BPU_LINT
+#
+# Installs dist/bpu_lint-<version>-*.whl when it exists (then its bundled binary is tested),
+# else python/ from a copy of the sources with BPULINT_EXE=BPU_LINT. Everything is written to
+# a mktemp -d folder, removed at the end; nothing inside the clone.
+set -u
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+python=/usr/bin/python3
+if [ $# -ne 1 ]; then
+  echo "usage: $0 BPU_LINT" >&2
+  exit 2
+fi
+bpu_lint="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+[ -x "$bpu_lint" ] || { echo "error: $bpu_lint is not an executable" >&2; exit 2; }
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+version="$(sed -n 's/^project(bpu_lint VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")"
+[ -n "$version" ] || { echo "error: $root/CMakeLists.txt: no project(bpu_lint VERSION line" >&2; exit 2; }
+
+"$python" -m venv --system-site-packages "$work/venv" || { echo "error: venv failed" >&2; exit 2; }
+pip=("$work/venv/bin/python" -m pip install --quiet --no-index --disable-pip-version-check)
+wheels=("$root"/dist/bpu_lint-"$version"-*.whl)
+if [ -f "${wheels[0]}" ]; then
+  [ ${#wheels[@]} -eq 1 ] || { echo "error: several wheels of $version in $root/dist" >&2; exit 2; }
+  mode=wheel
+  echo "installing ${wheels[0]}"
+  "${pip[@]}" --no-deps "${wheels[0]}" || { echo "error: pip install ${wheels[0]} failed" >&2; exit 2; }
+  unset BPULINT_EXE
+else
+  mode=source
+  # A copy, so setuptools' build/ and egg-info land in $work, not in the clone; no _bundle.
+  mkdir -p "$work/src"
+  cp "$root/CMakeLists.txt" "$work/src/"
+  cp -r "$root/python" "$work/src/python"
+  rm -rf "$work/src/python/bpulint/_bundle" "$work/src/python/build" "$work/src/python/dist" \
+         "$work/src/python/"*.egg-info
+  echo "installing python/ from the sources (BPULINT_EXE=$bpu_lint)"
+  "${pip[@]}" --no-build-isolation "$work/src/python" >"$work/pip.log" 2>&1 \
+    || { cat "$work/pip.log"; echo "error: pip install python/ failed" >&2; exit 2; }
+  export BPULINT_EXE="$bpu_lint"
+fi
+
+mkdir -p "$work/scratch"
+cd "$root" && BPULINT_TEST_CLI="$bpu_lint" BPULINT_TEST_MODE="$mode" BPULINT_TEST_VENV="$work/venv" \
+  BPULINT_TEST_WORK="$work/scratch" "$work/venv/bin/python" "$here/test_api.py"
