@@ -278,6 +278,7 @@ class Summary:
 class Diagnostic:
     """``$defs/diagnostic`` of the report schema."""
 
+    #: A rule id: BPU1101, or a team rule's (TEAM0001).
     rule: str
     name: str
     severity: Literal["error", "warning", "note"]
