@@ -60,11 +60,14 @@ step "deb"
 mv "build-package/bpu-lint_${version}_amd64.deb" "$out/"
 
 step "wheel"
-# Built from a copy of python/, so the source tree gets no build debris.
-cp -r python "$stage/python"
+# Built from a copy of python/ (and CMakeLists.txt, where setup.py reads the version), so the
+# source tree gets no build debris.
+cp -r python CMakeLists.txt "$stage/"
 mkdir -p "$stage/python/bpulint/_bundle"
 cp -r "$stage/$name/bin" "$stage/$name/lib" "$stage/python/bpulint/_bundle/"
-BPULINT_VERSION=$version /usr/bin/python3 -m build --wheel --no-isolation --outdir "$stage/wheel" "$stage/python" >/dev/null
+# (setuptools' warnings about the data-only _bundle folders are kept out of sight unless it fails.)
+/usr/bin/python3 -m build --wheel --no-isolation --outdir "$stage/wheel" "$stage/python" >"$stage/wheel.log" 2>&1 ||
+  { cat "$stage/wheel.log" >&2; exit 1; }
 wheel=bpu_lint-$version-py3-none-manylinux_2_35_x86_64.whl
 [[ -f $stage/wheel/$wheel ]] || { echo "package.sh: expected $wheel, built: $(ls "$stage/wheel")" >&2; exit 1; }
 mv "$stage/wheel/$wheel" "$out/"

@@ -2,9 +2,9 @@
 # The bpulint Python package in a fresh venv (Debian's python3, system site packages for onnx),
 # its reports compared with the CLI's JSON (tests/python/test_api.py).
 #
-#   tests/python/run.sh BPU_LINT
+#   tests/python/run.sh BPU_LINT [WHEEL]
 #
-# Installs dist/bpu_lint-<version>-*.whl when it exists (then its bundled binary is tested),
+# Installs WHEEL when given (then its bundled binary is tested; BPU_LINT is the reference CLI),
 # else python/ from a copy of the sources with BPULINT_EXE=BPU_LINT. Everything is written to
 # a mktemp -d folder, removed at the end; nothing inside the clone.
 set -u
@@ -12,8 +12,8 @@ set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 python=/usr/bin/python3
-if [ $# -ne 1 ]; then
-  echo "usage: $0 BPU_LINT" >&2
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "usage: $0 BPU_LINT [WHEEL]" >&2
   exit 2
 fi
 bpu_lint="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
@@ -26,12 +26,12 @@ version="$(sed -n 's/^project(bpu_lint VERSION \([0-9.]*\).*/\1/p' "$root/CMakeL
 
 "$python" -m venv --system-site-packages "$work/venv" || { echo "error: venv failed" >&2; exit 2; }
 pip=("$work/venv/bin/python" -m pip install --quiet --no-index --disable-pip-version-check)
-wheels=("$root"/dist/bpu_lint-"$version"-*.whl)
-if [ -f "${wheels[0]}" ]; then
-  [ ${#wheels[@]} -eq 1 ] || { echo "error: several wheels of $version in $root/dist" >&2; exit 2; }
+if [ $# -eq 2 ]; then
+  wheel=$2
+  [ -f "$wheel" ] || { echo "error: no wheel $wheel (scripts/package.sh builds it)" >&2; exit 1; }
   mode=wheel
-  echo "installing ${wheels[0]}"
-  "${pip[@]}" --no-deps "${wheels[0]}" || { echo "error: pip install ${wheels[0]} failed" >&2; exit 2; }
+  echo "installing $wheel"
+  "${pip[@]}" --no-deps "$wheel" || { echo "error: pip install $wheel failed" >&2; exit 2; }
   unset BPULINT_EXE
 else
   mode=source
