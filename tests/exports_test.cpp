@@ -128,7 +128,9 @@ TEST_CASE("real exports: on every chip, unverified checks fold into one note per
   const std::vector<std::pair<std::string, int>> models = {
       {"vit_mha_dynamic", 1}, {"vit_seqfirst_dynamic", 1}, {"fpn_interpolate_dynamic", 3}, {"occupancy_dynamic", 1}};
   for (const char* chip : {"j6p", "j6e", "bayes-e", "bayes", "bernoulli2"}) {
-    for (const auto& [name, dynamic_inputs] : models) {
+    for (const auto& model : models) {
+      const std::string name = model.first;  // (clang 14 captures no structured binding)
+      const int dynamic_inputs = model.second;
       CAPTURE(chip);
       CAPTURE(name);
       const CommandResult r = run_bpu_lint({exported(name), "--platform", chip, "--format", "concise"});
