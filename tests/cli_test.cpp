@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "test_util.h"
 
@@ -210,4 +211,57 @@ TEST_CASE("a model piped in as - is linted like the file, its spool removed, and
   CHECK(empty.exit_code == 2);
   CHECK(empty.err == "-: error: empty file\n");
   CHECK(std::filesystem::is_empty(tmp.dir()));
+}
+
+TEST_CASE("SARIF: URIs relative to the checkout root, normalised, and model-level fingerprints without counts") {
+  TempDir repo;
+  std::filesystem::create_directories(repo.path(".git"));  // a checkout's root
+  std::filesystem::create_directories(repo.path("sub"));
+  const auto one = model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,16] X) => (float[N,16] Y) {
+  Y = Softmax <axis = 0> (X)
+}
+)");
+  const auto two = model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,16] X) => (float[N,16] Y) {
+  T = Softmax <axis = 0> (X)
+  Y = Softmax <axis = 0> (T)
+}
+)");
+  save_model(repo, "m.onnx", one);
+  const auto sarif_from = [&](const std::string& folder, const std::string& model) {
+    const CommandResult r = run_bpu_lint({model, "--format", "sarif", "--exit-zero"}, "/dev/null", "-C " + folder);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto from_sub = sarif_from(repo.path("sub"), "../m.onnx");
+  const auto from_root = sarif_from(repo.dir(), ".//m.onnx");
+  for (const auto* s : {&from_sub, &from_root}) {
+    const auto& run = (*s)["runs"][0];
+    CHECK(run["artifacts"][0]["location"]["uri"] == "m.onnx");
+    CHECK(run["artifacts"][0]["location"]["uriBaseId"] == "%SRCROOT%");
+    const std::string root_uri = run["originalUriBaseIds"]["%SRCROOT%"]["uri"];
+    CHECK(root_uri.size() > 8);
+    CHECK(root_uri.compare(0, 8, "file:///") == 0);
+    CHECK(root_uri.back() == '/');
+    for (const auto& res : run["results"]) {
+      CHECK(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "m.onnx");
+    }
+  }
+  // A node added upstream changes the root-cause note's counts, never its fingerprint.
+  const auto model_level = [](const nlohmann::json& sarif, const std::string& rule) {
+    for (const auto& res : sarif["runs"][0]["results"]) {
+      if (res["ruleId"] == rule && !res["locations"][0].contains("logicalLocations")) return res;
+    }
+    return nlohmann::json();
+  };
+  const auto before = model_level(from_root, "BPU0004");
+  save_model(repo, "m.onnx", two);
+  const auto after = model_level(sarif_from(repo.dir(), "m.onnx"), "BPU0004");
+  REQUIRE(!before.is_null());
+  REQUIRE(!after.is_null());
+  CHECK(before["message"]["text"] != after["message"]["text"]);
+  CHECK(before["partialFingerprints"] == after["partialFingerprints"]);
 }

@@ -176,18 +176,24 @@ TEST_CASE("JSON, GitHub, SARIF and HTML point at the PyTorch line, the model nod
   const CommandResult s = run_bpu_lint({kTraced, "--format", "sarif", "--source-root", kRoot});
   const json sarif = json::parse(s.out);
   const auto& run = sarif["runs"][0];
+  // A location's absolute URI: relative ones resolve against %SRCROOT% (the checkout's root).
+  const auto absolute_uri = [&](const json& location) {
+    const std::string uri = location["uri"].get<std::string>();
+    if (!location.contains("uriBaseId")) return uri;
+    return run["originalUriBaseIds"][location["uriBaseId"].get<std::string>()]["uri"].get<std::string>() + uri;
+  };
   bool py_artifact = false;
   for (const auto& a : run["artifacts"]) {
     if (a.value("sourceLanguage", "") == "python") {
       py_artifact = true;
-      CHECK(a["location"]["uri"] == "file://" + kScript);
+      CHECK(absolute_uri(a["location"]) == "file://" + kScript);
     }
   }
   CHECK(py_artifact);
   int on_python = 0;
   for (const auto& res : run["results"]) {
     const auto& loc = res["locations"][0]["physicalLocation"];
-    if (loc["artifactLocation"]["uri"] != "file://" + kScript) continue;
+    if (absolute_uri(loc["artifactLocation"]) != "file://" + kScript) continue;
     ++on_python;
     CHECK(file_line(kScript, loc["region"]["startLine"].get<long>()) == loc["region"]["snippet"]["text"].get<std::string>());
     CHECK(res["relatedLocations"][0]["message"]["text"].get<std::string>().find(" in " + kTraced) != std::string::npos);

@@ -33,7 +33,15 @@ struct RunInfo {
   std::map<std::string, Severity> severity_overrides;  // rule id -> level set by the configuration
   std::vector<std::string> configuration_notes;        // e.g. "waiver #2 matched nothing"
   const HbConfig* hb_config = nullptr;                 // --hb-config: what was read from it
+  // SARIF: the absolute folder artifact URIs are relative to, as %SRCROOT% (the
+  // repository root, sarif_source_root()); "" = the paths as given.
+  std::string sarif_root;
 };
+
+// The folder SARIF URIs are relative to: the nearest folder up from the current
+// one that holds .git (a checkout's root, where GitHub resolves them), else the
+// current folder. Absolute and lexically normal, without a trailing '/'.
+std::string sarif_source_root();
 
 enum class SarifProfile { GitHub, Spec };
 

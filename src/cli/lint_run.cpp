@@ -528,6 +528,7 @@ class Runner {
       info.min_severity = o_.min_severity;
       info.configuration_notes = notes;
       info.hb_config = o_.hb_config;
+      if (o_.format == "sarif") info.sarif_root = sarif_source_root();
       for (const auto& m : models_) {
         for (const auto& kv : m.settings.severity) info.severity_overrides[kv.first] = kv.second;
       }

@@ -14,6 +14,7 @@
 // Fix options live in result.properties.fixes; SARIF `fixes` is never written
 // (no byte patch is computed, and an empty one is rejected by GitHub).
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -21,6 +22,8 @@
 #include "bpulint/rule_docs.h"
 #include "bpulint/strings.h"
 #include "render_json_shared.h"
+
+namespace fs = std::filesystem;
 
 namespace bpulint {
 namespace {
@@ -104,6 +107,17 @@ std::string sarif_uri(const std::string& path) {
   return percent_encode(p);
 }
 
+// Under `root` (absolute): the normalised path relative to it, '/'-separated; "" when outside.
+std::string under_root(const std::string& path, const std::string& root) {
+  if (root.empty()) return {};
+  std::error_code ec;
+  const fs::path abs = fs::absolute(fs::path(path), ec).lexically_normal();
+  if (ec) return {};
+  const fs::path rel = abs.lexically_relative(fs::path(root));
+  if (rel.empty() || *rel.begin() == "..") return {};
+  return rel.generic_string();
+}
+
 uint64_t fnv1a64(const std::string& s) {
   uint64_t h = 14695981039346656037ull;
   for (unsigned char c : s) {
@@ -169,6 +183,23 @@ struct Builder {
   // PyTorch files that results point at (after the models' artifacts), by path.
   std::map<std::string, size_t> source_artifact;
   std::vector<std::string> source_paths;
+
+  // An artifactLocation's uri: under the source root, relative to %SRCROOT%
+  // (normalised: "./a//b.onnx" and "../m.onnx" from a subfolder name the same
+  // file the same way); elsewhere, as given.
+  void write_uri(JsonWriter& w, const std::string& path) const {
+    const std::string rel = under_root(path, run.sarif_root);
+    if (rel.empty()) {
+      w.member("uri", sarif_uri(path));
+    } else {
+      w.member("uri", percent_encode(rel)).member("uriBaseId", "%SRCROOT%");
+    }
+  }
+  // What a model-level fingerprint names the model by: the same file from any folder.
+  std::string stable_path(const std::string& path) const {
+    const std::string rel = under_root(path, run.sarif_root);
+    return rel.empty() ? path : rel;
+  }
 
   Builder(const RunInfo& r, SarifProfile p) : run(r), profile(p) {
     size_t artifacts = 0;
@@ -283,7 +314,9 @@ struct Builder {
         w.begin_object();
         w.key("locations").begin_array().begin_object();
         w.key("physicalLocation").begin_object();
-        w.key("artifactLocation").begin_object().member("uri", sarif_uri(m.path)).end_object();
+        w.key("artifactLocation").begin_object();
+        write_uri(w, m.path);
+        w.end_object();
         w.end_object().end_object().end_array();
         w.key("message").begin_object().member("text", text).end_object();
         w.member("level", "error");
@@ -311,7 +344,9 @@ struct Builder {
       const auto& m = run.models[i];
       const ModelReport& r = *m.report;
       w.begin_object();
-      w.key("location").begin_object().member("uri", sarif_uri(m.path)).end_object();
+      w.key("location").begin_object();
+      write_uri(w, m.path);
+      w.end_object();
       w.member("length", r.loaded != nullptr ? r.loaded->file_size : 0);
       w.key("roles").begin_array().value("analysisTarget").end_array();
       w.member("mimeType", "application/octet-stream");
@@ -333,7 +368,9 @@ struct Builder {
     }
     for (const auto& path : source_paths) {
       w.begin_object();
-      w.key("location").begin_object().member("uri", sarif_uri(path)).end_object();
+      w.key("location").begin_object();
+      write_uri(w, path);
+      w.end_object();
       w.key("roles").begin_array().value("resultFile").end_array();
       w.member("mimeType", "text/x-python").member("sourceLanguage", "python");
       w.end_object();
@@ -374,7 +411,8 @@ struct Builder {
     if (source != nullptr) {
       w.begin_object().key("physicalLocation").begin_object();
       w.key("artifactLocation").begin_object();
-      w.member("uri", sarif_uri(source->path)).member("index", source_artifact.at(source->path));
+      write_uri(w, source->path);
+      w.member("index", source_artifact.at(source->path));
       w.end_object();
       w.key("region").begin_object().member("startLine", source->line);
       if (!source->code.empty()) w.key("snippet").begin_object().member("text", source->code).end_object();
@@ -388,7 +426,9 @@ struct Builder {
       w.begin_object();
     }
     w.key("physicalLocation").begin_object();
-    w.key("artifactLocation").begin_object().member("uri", sarif_uri(m.path)).member("index", artifact).end_object();
+    w.key("artifactLocation").begin_object();
+    write_uri(w, m.path);
+    w.member("index", artifact).end_object();
     if (profile == SarifProfile::Spec) {
       const LoadedModel* lm = r.loaded.get();
       const uint64_t size = lm != nullptr ? lm->file_size : 0;
@@ -404,8 +444,12 @@ struct Builder {
     if (n != nullptr) write_node_logical(w, *n);
     w.end_object().end_array();
 
+    // Never the message: a model-level message holds counts, which change
+    // when an unrelated node is added. The model, and the input a root-cause note is about.
+    const RootCause* cause = r.facts.cause(d.cause);
     const std::string key = n != nullptr ? d.rule->id + ":" + n->path() + ":" + n->op_type
-                                         : d.rule->id + ":(model):" + d.message;
+                                         : d.rule->id + ":(model):" + stable_path(m.path) + ":" +
+                                               (cause != nullptr ? cause->input : std::string());
     w.key("partialFingerprints").begin_object();
     w.member("bpuLintNode/v1", key).member("primaryLocationLineHash", hex64(fnv1a64(key)));
     w.end_object();
@@ -466,6 +510,10 @@ struct Builder {
     write_rules(w);
     w.end_object().end_object();
     write_invocations(w);
+    if (!run.sarif_root.empty()) {
+      w.key("originalUriBaseIds").begin_object().key("%SRCROOT%").begin_object();
+      w.member("uri", sarif_uri(run.sarif_root + "/")).end_object().end_object();
+    }
     w.key("automationDetails").begin_object();
     w.member("id", "bpu-lint/" + (run.platform != nullptr ? run.platform->name : std::string()) + "/");
     w.end_object();
@@ -495,5 +543,16 @@ struct Builder {
 }  // namespace
 
 std::string render_sarif(const RunInfo& run, SarifProfile profile) { return Builder(run, profile).render(); }
+
+std::string sarif_source_root() {
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec).lexically_normal();
+  if (ec) return {};
+  for (fs::path dir = cwd;; dir = dir.parent_path()) {
+    if (fs::exists(dir / ".git", ec)) return dir.string();
+    if (dir == dir.root_path() || dir.empty()) break;
+  }
+  return cwd.string();
+}
 
 }  // namespace bpulint
