@@ -265,3 +265,50 @@ g (float[N,16] X) => (float[N,16] Y) {
   CHECK(before["message"]["text"] != after["message"]["text"]);
   CHECK(before["partialFingerprints"] == after["partialFingerprints"]);
 }
+
+TEST_CASE("identical findings fold into one SARIF result, one annotation and one JSON group, counts unchanged") {
+  // 30 ConvTranspose3d layers alike (D-stride 2, BPU1102 each), the way a decoder repeats one block.
+  std::string outputs, body;
+  for (int i = 0; i < 30; ++i) {
+    outputs += std::string(i ? ", " : "") + "float[1,4,4,8,8] Y" + std::to_string(i);
+    body += "  Y" + std::to_string(i) + " = ConvTranspose <kernel_shape = [2, 2, 2], strides = [2, 2, 2]> (X, W)\n";
+  }
+  TempDir dir;
+  const std::string path = save_model(dir, "repeated.onnx", model_from_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,4,2,4,4] X, float[4,4,2,2,2] W) => (" + outputs +
+      ") {\n" + body + "}\n"));
+  const CommandResult sarif = run_bpu_lint({path, "--format", "sarif", "--isolated"});
+  REQUIRE(sarif.exit_code == 1);
+  const auto run = nlohmann::json::parse(sarif.out)["runs"][0];
+  size_t bpu1102 = 0;
+  for (const auto& res : run["results"]) {
+    if (res["ruleId"] != "BPU1102") continue;
+    ++bpu1102;
+    CHECK(res["properties"]["count"] == 30);
+    CHECK(res["properties"]["nodes"].size() == 30);
+    CHECK(res["relatedLocations"].size() == 29);
+    CHECK(res["message"]["text"].get<std::string>().find("(30 nodes with this finding") != std::string::npos);
+  }
+  CHECK(bpu1102 == 1);
+
+  const CommandResult github = run_bpu_lint({path, "--format", "github", "--isolated"});
+  CHECK(count(github.out, "title=BPU1102") == 1);
+  CHECK(github.out.find("(and 29 more nodes with this finding)") != std::string::npos);
+
+  const CommandResult json = run_bpu_lint({path, "--format", "json", "--isolated"});
+  const auto model = nlohmann::json::parse(json.out)["models"][0];
+  size_t listed1102 = 0;
+  for (const auto& d : model["diagnostics"]) listed1102 += d["rule"] == "BPU1102" ? 1 : 0;
+  CHECK(listed1102 == 30);  // JSON keeps every finding
+  bool grouped = false;
+  for (const auto& g : model["groups"]) {
+    if (g["rule"] != "BPU1102") continue;
+    grouped = true;
+    CHECK(g["count"] == 30);
+    CHECK(g["same"] == "finding");
+    for (const auto& at : g["diagnostics"]) CHECK(model["diagnostics"][at.get<size_t>()]["rule"] == "BPU1102");
+  }
+  CHECK(grouped);
+  CHECK(model["summary"]["cpu_nodes"] == 30);
+  CHECK(model["summary"]["errors"].get<int>() >= 30);
+}

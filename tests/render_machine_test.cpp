@@ -16,6 +16,7 @@
 #include "bpulint/config.h"
 #include "bpulint/fix_apply.h"
 #include "bpulint/json_writer.h"
+#include "bpulint/finding_groups.h"
 #include "bpulint/render_machine.h"
 #include "bpulint/render_text.h"
 #include "test_util.h"
@@ -380,7 +381,8 @@ void check_sarif_structure(const Json& log, SarifProfile profile, bool show_waiv
 
   size_t results = 0, suppressed = 0;
   for (const auto& res : run["results"].items) {
-    ++results;
+    // A result stands for properties.count findings (identical ones fold into one).
+    results += static_cast<size_t>(res["properties"]["count"].n);
     const Json& rule = rules[static_cast<size_t>(res["ruleIndex"].n)];
     CHECK(rule["id"].s == res["ruleId"].s);
     CHECK(res.get("fixes") == nullptr);
@@ -412,7 +414,9 @@ void check_sarif_structure(const Json& log, SarifProfile profile, bool show_waiv
     CHECK((res.get("baselineState") != nullptr) == show_waived);
   }
   CHECK(suppressed == (show_waived ? 1u : 0u));
-  // Shown diagnostics only (two hidden in the mix model), or all of them.
+  // Shown diagnostics only (two hidden in the mix model), or all of them; the example's two
+  // identical BPU1102 findings (layers .3 and .6) are one result.
+  CHECK(run["results"].items.size() + 1 == results);
   const Fixture& f = fixture();
   CHECK(results == f.example.diagnostics.size() + f.mix.diagnostics.size() - (show_waived ? 0 : 2));
   std::vector<const Json*> fixes;
@@ -465,6 +469,46 @@ TEST_CASE("golden: github annotations") {
   CHECK(out.find("file=tests/fixtures/mix%2C model #1.onnx,title=BPU3005 argmax-axis-size::") != std::string::npos);
   CHECK(out.find("soft\"max\\dyn%0Aline2\\x09end") != std::string::npos);  // a tab spelled out, as in text
   CHECK(out.find("::notice file=examples/case_study.onnx,title=bpu-lint summary::10 nodes") != std::string::npos);
+}
+
+
+TEST_CASE("finding groups: a run over the limit is coarsened to one group per rule, largest model first") {
+  // Three different BPU1101 messages (kernel D 3, 4, 5) and a BPU1102 each: 6 exact groups.
+  TempDir dir;
+  using test::model_from_text;
+  using test::platform;
+  using test::save_model;
+  std::string body, outputs;
+  const int kernels[] = {3, 4, 5};
+  for (int i = 0; i < 3; ++i) {
+    const std::string k = std::to_string(kernels[i]);
+    outputs += std::string(i ? ", " : "") + "float Y" + std::to_string(i);
+    body += "  Y" + std::to_string(i) + " = ConvTranspose <kernel_shape = [" + k + ", 2, 2], strides = [" + k +
+            ", 2, 2]> (X, W" + std::to_string(i) + ")\n";
+  }
+  const std::string path = save_model(dir, "m.onnx", model_from_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,4,2,4,4] X, float[4,4,3,2,2] W0, float[4,4,4,2,2] W1, "
+      "float[4,4,5,2,2] W2) => (" + outputs + ") {\n" + body + "}\n"));
+  const ModelReport r = lint_model(path, platform("j6p"), {}, FixPlanning::Now);
+  REQUIRE(r.ok);
+  const auto exact = group_findings({&r}, false, Severity::Note);
+  REQUIRE(exact.size() == 1);
+  size_t exact_1101 = 0;
+  for (const auto& g : exact[0]) exact_1101 += r.diagnostics[g.members.front()].rule->id == "BPU1101" ? 1 : 0;
+  CHECK(exact_1101 == 3);
+  const auto coarse = group_findings({&r}, false, Severity::Note, 2);
+  size_t coarse_1101 = 0, members = 0, exact_members = 0;
+  for (const auto& g : coarse[0]) {
+    CHECK(g.by_rule);
+    members += g.members.size();
+    if (r.diagnostics[g.members.front()].rule->id == "BPU1101") {
+      ++coarse_1101;
+      CHECK(g.members.size() == 3);
+    }
+  }
+  for (const auto& g : exact[0]) exact_members += g.members.size();
+  CHECK(coarse_1101 == 1);
+  CHECK(members == exact_members);  // folding loses no finding
 }
 
 }  // namespace bpulint

@@ -16,7 +16,7 @@ from importlib import metadata
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from ._runner import BinaryNotFoundError, BpuLintError, ModelError, executable, run_report
-from ._types import (Diagnostic, FixedModel, FixOption, FixResult, HbConfig, Model, Platform,
+from ._types import (Diagnostic, FixedModel, FixOption, FixResult, Group, HbConfig, Model, Platform,
                      PytorchSource, Report, SchemaError, Summary, Tool)
 
 try:
@@ -27,7 +27,7 @@ except metadata.PackageNotFoundError:  # imported from the source tree, not inst
 __all__ = [
     "lint", "fix", "executable", "BpuLintError", "BinaryNotFoundError", "ModelError", "SchemaError",
     "Report", "Tool", "Platform", "HbConfig", "Model", "Summary", "Diagnostic", "PytorchSource",
-    "FixOption", "FixedModel", "FixResult",
+    "FixOption", "FixedModel", "FixResult", "Group",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -186,13 +186,20 @@ class Model:
     summary: Optional[Summary]
     notes: List[str]
     diagnostics: List[Diagnostic]
+    #: Findings that say the same thing on several nodes (same rule, level, message, facts,
+    #: fixes), as SARIF and github fold them into one result; coarsened to one group per rule
+    #: when a run would have more than 5,000. Every finding stays in diagnostics.
+    groups: List[Group]
     fixed_model: Optional[FixedModel] = None
 
     @classmethod
     def from_json(cls, d: Any, at: str = "Model") -> "Model":
         _object(d, at,
-            ("path", "platform", "summary", "notes", "diagnostics"),
-            ("path", "platform", "error", "summary", "notes", "diagnostics", "fixed_model"),
+            ("path", "platform", "summary", "notes", "diagnostics", "groups"),
+            (
+                "path", "platform", "error", "summary", "notes", "diagnostics", "groups",
+                "fixed_model",
+            ),
         )
         return cls(
             path=_get(d, "path", at, _string),
@@ -201,6 +208,7 @@ class Model:
             summary=_get(d, "summary", at, _nullable(Summary.from_json)),
             notes=_get(d, "notes", at, _list(_string)),
             diagnostics=_get(d, "diagnostics", at, _list(Diagnostic.from_json)),
+            groups=_get(d, "groups", at, _list(Group.from_json)),
             fixed_model=_opt(d, "fixed_model", at, FixedModel.from_json),
         )
 
@@ -335,6 +343,32 @@ class Diagnostic:
             fix_blocked=_opt(d, "fix_blocked", at, _nullable(_string)),
             waiver=_opt(d, "waiver", at, _string),
             baselined=_opt(d, "baselined", at, _const(True)),
+        )
+
+
+@dataclass(kw_only=True)
+class Group:
+    """``$defs/group`` of the report schema."""
+
+    rule: str
+    count: int
+    #: finding: every member says the same; rule: only the rule and level agree (a coarsened
+    #: group).
+    same: Literal["finding", "rule"]
+    #: Positions in the model's diagnostics array, the first one the group's representative.
+    diagnostics: List[int]
+
+    @classmethod
+    def from_json(cls, d: Any, at: str = "Group") -> "Group":
+        _object(d, at,
+            ("rule", "count", "same", "diagnostics"),
+            ("rule", "count", "same", "diagnostics"),
+        )
+        return cls(
+            rule=_get(d, "rule", at, _string),
+            count=_get(d, "count", at, _integer(minimum=2)),
+            same=_get(d, "same", at, _enum("finding", "rule")),
+            diagnostics=_get(d, "diagnostics", at, _list(_integer(minimum=0))),
         )
 
 

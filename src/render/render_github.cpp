@@ -11,6 +11,7 @@
 
 #include "bpulint/json_writer.h"
 #include "bpulint/markup.h"
+#include "bpulint/finding_groups.h"
 #include "bpulint/render_machine.h"
 
 namespace bpulint {
@@ -90,17 +91,23 @@ void line(std::string& out, const char* cmd, const std::string& file, const std:
 std::string render_github(const RunInfo& run) {
   std::string out;
   for (const auto& note : run.configuration_notes) line(out, "warning", "", "bpu-lint configuration", note);
-  for (const auto& m : run.models) {
+  // One annotation per group of identical findings (finding_groups.h): GitHub shows few per step.
+  std::vector<const ModelReport*> reports;
+  for (const auto& m : run.models) reports.push_back(m.report);
+  const auto groups = group_findings(reports, run.show_waived, run.min_severity);
+  for (size_t k = 0; k < run.models.size(); ++k) {
+    const auto& m = run.models[k];
     const ModelReport* r = m.report;
     if (r == nullptr || !r->ok) {
       line(out, "error", m.path, "bpu-lint error",
            m.path + ": " + (!m.error.empty() || r == nullptr ? m.error : r->error));
       continue;
     }
-    for (const auto& d : r->diagnostics) {
-      if (!listed(d, run.show_waived, run.min_severity)) continue;
+    for (const auto& g : groups[k]) {
+      const Diagnostic& d = r->diagnostics[g.members.front()];
       std::string message = d.message;
       if (d.node >= 0) message = r->facts.nodes[static_cast<size_t>(d.node)].path() + ": " + message;
+      if (g.members.size() > 1) message += " (and " + plural(g.members.size() - 1, "more node") + " with this finding)";
       if (!d.waiver.empty()) message += " (waived: " + d.waiver + ")";
       else if (d.baselined) message += " (baselined)";
       // On the PyTorch line that built the node, when its stack trace names a file of this tree.

@@ -3,6 +3,7 @@
 // GitHub renderers share (render_json_shared.h).
 #include <cmath>
 
+#include "bpulint/finding_groups.h"
 #include "bpulint/render_machine.h"
 #include "render_json_shared.h"
 
@@ -88,6 +89,27 @@ void write_summary(JsonWriter& w, const ModelReport& r) {
 }
 
 namespace {
+
+// Findings that say the same thing on several nodes: each group's rule, size and
+// positions in the model's "diagnostics" array (every finding stays listed there).
+void write_groups(JsonWriter& w, const ModelReport& r, const std::vector<FindingGroup>& groups, bool show_waived,
+                  Severity min_severity) {
+  std::vector<long> position(r.diagnostics.size(), -1);
+  long next = 0;
+  for (size_t i = 0; i < r.diagnostics.size(); ++i) {
+    if (listed(r.diagnostics[i], show_waived, min_severity)) position[i] = next++;
+  }
+  w.key("groups").begin_array();
+  for (const auto& g : groups) {
+    if (g.members.size() < 2) continue;
+    w.begin_object().member("rule", r.diagnostics[g.members.front()].rule->id).member("count", g.members.size());
+    w.member("same", g.by_rule ? "rule" : "finding");
+    w.key("diagnostics").begin_array();
+    for (size_t i : g.members) w.value(static_cast<long long>(position[i]));
+    w.end_array().end_object();
+  }
+  w.end_array();
+}
 
 void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived, Severity min_severity) {
   w.begin_array();
@@ -197,8 +219,13 @@ std::string render_json(const RunInfo& run) {
   w.member("name", run.platform != nullptr ? run.platform->name : std::string());
   w.member("march", run.platform != nullptr ? run.platform->march : std::string());
   w.end_object();
+  // The same folding as SARIF's results and GitHub's annotations (finding_groups.h).
+  std::vector<const ModelReport*> reports;
+  for (const auto& m : run.models) reports.push_back(m.report);
+  const auto groups = group_findings(reports, run.show_waived, run.min_severity);
   w.key("models").begin_array();
-  for (const auto& m : run.models) {
+  for (size_t k = 0; k < run.models.size(); ++k) {
+    const auto& m = run.models[k];
     w.begin_object();
     w.member("path", m.path);
     const Platform* platform = m.platform != nullptr ? m.platform : run.platform;
@@ -210,6 +237,7 @@ std::string render_json(const RunInfo& run) {
       w.member_null("summary");
       w.key("notes").begin_array().end_array();
       w.key("diagnostics").begin_array().end_array();
+      w.key("groups").begin_array().end_array();
       w.end_object();
       continue;
     }
@@ -219,6 +247,7 @@ std::string render_json(const RunInfo& run) {
     write_notes(w, *r);
     w.key("diagnostics");
     write_diagnostics(w, *r, run.show_waived, run.min_severity);
+    write_groups(w, *r, groups[k], run.show_waived, run.min_severity);
     if (m.fix_run != nullptr) {
       w.key("fixed_model");
       write_fixed_model(w, *r, *m.fix_run, m.fixed, run.show_waived, run.min_severity);

@@ -18,6 +18,7 @@
 #include <map>
 #include <tuple>
 
+#include "bpulint/finding_groups.h"
 #include "bpulint/render_machine.h"
 #include "bpulint/rule_docs.h"
 #include "bpulint/strings.h"
@@ -183,6 +184,8 @@ struct Builder {
   // PyTorch files that results point at (after the models' artifacts), by path.
   std::map<std::string, size_t> source_artifact;
   std::vector<std::string> source_paths;
+  // Per model: its listed findings folded (finding_groups.h); one result per group.
+  std::vector<std::vector<FindingGroup>> groups;
 
   // An artifactLocation's uri: under the source root, relative to %SRCROOT%
   // (normalised: "./a//b.onnx" and "../m.onnx" from a subfolder name the same
@@ -202,6 +205,9 @@ struct Builder {
   }
 
   Builder(const RunInfo& r, SarifProfile p) : run(r), profile(p) {
+    std::vector<const ModelReport*> reports;
+    for (const auto& m : run.models) reports.push_back(m.report);
+    groups = group_findings(reports, run.show_waived, run.min_severity);
     size_t artifacts = 0;
     for (const auto& m : run.models) {
       const bool ok = m.report != nullptr && m.report->ok;
@@ -392,8 +398,17 @@ struct Builder {
     w.end_object().end_array();
   }
 
-  void write_result(JsonWriter& w, const RunInfo::Model& m, size_t artifact, const Diagnostic& d) {
+  // GitHub keeps at most 1,000 related locations per result.
+  static constexpr size_t kMaxRelated = 1000;
+
+  static std::string node_name(const ModelReport& r, const Diagnostic& d) {
+    return d.node >= 0 ? r.facts.nodes[static_cast<size_t>(d.node)].path() : std::string("(model)");
+  }
+
+  void write_result(JsonWriter& w, const RunInfo::Model& m, size_t artifact, const FindingGroup& g) {
     const ModelReport& r = *m.report;
+    const Diagnostic& d = r.diagnostics[g.members.front()];
+    const size_t count = g.members.size();
     const NodeFacts* n = d.node >= 0 ? &r.facts.nodes[static_cast<size_t>(d.node)] : nullptr;
     w.begin_object();
     w.member("ruleId", d.rule->id).member("ruleIndex", rule_index.at(d.rule->id));
@@ -405,6 +420,10 @@ struct Builder {
     std::string text = d.message;
     if (profile == SarifProfile::GitHub && n != nullptr) text = n->path() + ": " + text;
     if (source != nullptr) text = m.path + ": " + (profile == SarifProfile::GitHub ? text : n->path() + ": " + text);
+    if (count > 1) {
+      text += " (" + std::to_string(count) + " nodes with this finding" +
+              (g.by_rule ? ", their messages differ" : "") + "; properties.nodes lists them)";
+    }
     w.key("message").begin_object().member("text", text).end_object();
 
     w.key("locations").begin_array();
@@ -442,7 +461,25 @@ struct Builder {
     }
     w.end_object();
     if (n != nullptr) write_node_logical(w, *n);
-    w.end_object().end_array();
+    w.end_object();
+    if (count > 1) {  // the other nodes of the group, after the model node of a source location
+      size_t id = 0;
+      if (source == nullptr) {
+        w.end_array().key("relatedLocations").begin_array();
+      } else {
+        id = 1;
+      }
+      for (size_t k = 1; k < count && id < kMaxRelated; ++k, ++id) {
+        const Diagnostic& other = r.diagnostics[g.members[k]];
+        w.begin_object().member("id", id);
+        w.key("message").begin_object().member("text", "node " + node_name(r, other)).end_object();
+        w.key("physicalLocation").begin_object().key("artifactLocation").begin_object();
+        write_uri(w, m.path);
+        w.member("index", artifact).end_object().end_object();
+        w.end_object();
+      }
+    }
+    w.end_array();
 
     // Never the message: a model-level message holds counts, which change
     // when an unrelated node is added. The model, and the input a root-cause note is about.
@@ -462,6 +499,12 @@ struct Builder {
       }
     }
     w.key("properties").begin_object();
+    w.member("count", count);
+    if (count > 1) {
+      w.key("nodes").begin_array();
+      for (size_t i : g.members) w.value(node_name(r, r.diagnostics[i]));
+      w.end_array();
+    }
     w.key("facts");
     write_facts(w, d.facts);
     w.key("fixes");
@@ -497,8 +540,9 @@ struct Builder {
     for (size_t i = 0; i < run.models.size(); ++i) {
       if (artifact_of[i] < 0) continue;
       const ModelReport& r = *run.models[i].report;
-      for (const auto& d : r.diagnostics) {
-        if (d.node >= 0 && listed(d, run.show_waived, run.min_severity)) node_location(r.facts.nodes[static_cast<size_t>(d.node)]);
+      for (const auto& g : groups[i]) {
+        const Diagnostic& d = r.diagnostics[g.members.front()];
+        if (d.node >= 0) node_location(r.facts.nodes[static_cast<size_t>(d.node)]);
       }
     }
     JsonWriter w;
@@ -522,9 +566,7 @@ struct Builder {
     w.key("results").begin_array();
     for (size_t i = 0; i < run.models.size(); ++i) {
       if (artifact_of[i] < 0) continue;
-      for (const auto& d : run.models[i].report->diagnostics) {
-        if (listed(d, run.show_waived, run.min_severity)) write_result(w, run.models[i], static_cast<size_t>(artifact_of[i]), d);
-      }
+      for (const auto& g : groups[i]) write_result(w, run.models[i], static_cast<size_t>(artifact_of[i]), g);
     }
     w.end_array();
     w.key("properties").begin_object();

@@ -9,7 +9,7 @@
 #   tests/precommit/wheel.sh WHEEL
 # Prints one line per check and "N passed, M failed".
 set -uo pipefail
-wheel=$(cd "$(dirname "${1:?usage: wheel.sh WHEEL}")" && pwd)/$(basename "$1")
+wheel=$(realpath -m "${1:?usage: wheel.sh WHEEL}")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
