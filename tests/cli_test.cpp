@@ -312,3 +312,33 @@ TEST_CASE("identical findings fold into one SARIF result, one annotation and one
   CHECK(model["summary"]["cpu_nodes"] == 30);
   CHECK(model["summary"]["errors"].get<int>() >= 30);
 }
+
+TEST_CASE("a mixed-platform run: one SARIF run per platform, and JSON lists every platform") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path("x5"));
+  std::filesystem::copy_file(kExample, dir.path("a.onnx"));
+  std::filesystem::copy_file(kExample, dir.path("x5/b.onnx"));
+  write_file(dir.path(".bpu-lint.yaml"), "platform: j6p\noverrides:\n  - models: [\"x5/*.onnx\"]\n    platform: bayes-e\n");
+  const CommandResult s = run_bpu_lint({"a.onnx", "x5/b.onnx", "--format", "sarif", "--exit-zero"}, "/dev/null",
+                                       "-C " + dir.dir());
+  REQUIRE(s.exit_code == 0);
+  const auto sarif = nlohmann::json::parse(s.out);
+  REQUIRE(sarif["runs"].size() == 2);
+  const std::vector<std::pair<std::string, std::string>> expected = {{"j6p", "a.onnx"}, {"bayes-e", "x5/b.onnx"}};
+  for (size_t k = 0; k < 2; ++k) {
+    const auto& run = sarif["runs"][k];
+    CHECK(run["automationDetails"]["id"] == "bpu-lint/" + expected[k].first + "/");
+    REQUIRE(run["artifacts"].size() == 1);
+    CHECK(run["artifacts"][0]["location"]["uri"] == expected[k].second);
+    for (const auto& rule : run["tool"]["driver"]["rules"]) CHECK(rule["properties"]["platform"] == expected[k].first);
+    CHECK(!run["results"].empty());
+  }
+  const CommandResult j = run_bpu_lint({"a.onnx", "x5/b.onnx", "--format", "json", "--exit-zero"}, "/dev/null",
+                                       "-C " + dir.dir());
+  const auto json = nlohmann::json::parse(j.out);
+  REQUIRE(json["platforms"].size() == 2);
+  CHECK(json["platforms"][0]["name"] == "j6p");
+  CHECK(json["platforms"][1]["name"] == "bayes-e");
+  CHECK(json["platforms"][1]["march"] == "bayes-e");
+  CHECK(json["models"][1]["platform"] == "bayes-e");
+}

@@ -120,6 +120,9 @@ class Report:
     tool: Tool
     #: The run's platform (--platform); a model may name its own in models[].platform.
     platform: Platform
+    #: Every platform of the run, in the order the models name them (a configuration's overrides
+    #: may mix them).
+    platforms: List[Platform]
     models: List[Model]
     #: 0 clean, 1 findings at or above --fail-on, 2 bad input.
     exit_code: Literal[0, 1, 2]
@@ -129,13 +132,14 @@ class Report:
     @classmethod
     def from_json(cls, d: Any, at: str = "Report") -> "Report":
         _object(d, at,
-            ("version", "tool", "platform", "models", "exit_code"),
-            ("version", "tool", "platform", "models", "exit_code", "hb_config"),
+            ("version", "tool", "platform", "platforms", "models", "exit_code"),
+            ("version", "tool", "platform", "platforms", "models", "exit_code", "hb_config"),
         )
         return cls(
             version=_get(d, "version", at, _const(1)),
             tool=_get(d, "tool", at, Tool.from_json),
             platform=_get(d, "platform", at, Platform.from_json),
+            platforms=_get(d, "platforms", at, _list(Platform.from_json)),
             models=_get(d, "models", at, _list(Model.from_json)),
             exit_code=_get(d, "exit_code", at, _enum(0, 1, 2)),
             hb_config=_opt(d, "hb_config", at, HbConfig.from_json),
@@ -160,7 +164,7 @@ class Tool:
 
 @dataclass(kw_only=True)
 class Platform:
-    """The run's platform (--platform); a model may name its own in models[].platform."""
+    """``$defs/platform`` of the report schema."""
 
     name: str
     march: str

@@ -1,6 +1,7 @@
 // --format json: one versioned object, fixed key order (see render_machine.h
 // and README "Machine-readable output"). Also the helpers the SARIF and
 // GitHub renderers share (render_json_shared.h).
+#include <algorithm>
 #include <cmath>
 
 #include "bpulint/finding_groups.h"
@@ -219,6 +220,16 @@ std::string render_json(const RunInfo& run) {
   w.member("name", run.platform != nullptr ? run.platform->name : std::string());
   w.member("march", run.platform != nullptr ? run.platform->march : std::string());
   w.end_object();
+  // Every platform of the run, in the order the models name them (overrides may mix them).
+  std::vector<const Platform*> platforms;
+  for (const auto& m : run.models) {
+    const Platform* p = m.platform != nullptr ? m.platform : run.platform;
+    if (p != nullptr && std::find(platforms.begin(), platforms.end(), p) == platforms.end()) platforms.push_back(p);
+  }
+  if (platforms.empty() && run.platform != nullptr) platforms.push_back(run.platform);
+  w.key("platforms").begin_array();
+  for (const Platform* p : platforms) w.begin_object().member("name", p->name).member("march", p->march).end_object();
+  w.end_array();
   // The same folding as SARIF's results and GitHub's annotations (finding_groups.h).
   std::vector<const ModelReport*> reports;
   for (const auto& m : run.models) reports.push_back(m.report);

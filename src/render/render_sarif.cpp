@@ -13,6 +13,7 @@
 // and notifications, artifacts, automationDetails "bpu-lint/<platform>/".
 // Fix options live in result.properties.fixes; SARIF `fixes` is never written
 // (no byte patch is computed, and an empty one is rejected by GitHub).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -534,7 +535,8 @@ struct Builder {
     w.end_array();
   }
 
-  std::string render() {
+  // One run object: this builder's models (one platform's).
+  void write_run(JsonWriter& w) {
     // Logical locations are interned in result order before anything is
     // written, so run.logicalLocations can precede the results.
     for (size_t i = 0; i < run.models.size(); ++i) {
@@ -545,10 +547,7 @@ struct Builder {
         if (d.node >= 0) node_location(r.facts.nodes[static_cast<size_t>(d.node)]);
       }
     }
-    JsonWriter w;
     w.begin_object();
-    w.member("$schema", "https://json.schemastore.org/sarif-2.1.0.json").member("version", "2.1.0");
-    w.key("runs").begin_array().begin_object();
     w.key("tool").begin_object().key("driver").begin_object();
     w.member("name", "bpu-lint").member("version", run.tool_version);
     write_rules(w);
@@ -576,15 +575,39 @@ struct Builder {
     w.member("march", run.platform != nullptr ? run.platform->march : std::string());
     w.end_object();
     w.end_object();
-    w.end_object().end_array();
     w.end_object();
-    return w.str() + "\n";
   }
 };
 
 }  // namespace
 
-std::string render_sarif(const RunInfo& run, SarifProfile profile) { return Builder(run, profile).render(); }
+// One run per platform, in the order the models name them: a run's rules,
+// automationDetails.id (bpu-lint/<platform>/) and tags are that platform's,
+// as GitHub code scanning keeps one analysis per category.
+std::string render_sarif(const RunInfo& run, SarifProfile profile) {
+  std::vector<const Platform*> platforms;
+  for (const auto& m : run.models) {
+    const Platform* p = m.platform != nullptr ? m.platform : run.platform;
+    if (std::find(platforms.begin(), platforms.end(), p) == platforms.end()) platforms.push_back(p);
+  }
+  if (platforms.empty()) platforms.push_back(run.platform);
+  JsonWriter w;
+  w.begin_object();
+  w.member("$schema", "https://json.schemastore.org/sarif-2.1.0.json").member("version", "2.1.0");
+  w.key("runs").begin_array();
+  for (const Platform* p : platforms) {
+    RunInfo part = run;
+    part.platform = p;
+    part.models.clear();
+    for (const auto& m : run.models) {
+      if ((m.platform != nullptr ? m.platform : run.platform) == p) part.models.push_back(m);
+    }
+    Builder(part, profile).write_run(w);
+  }
+  w.end_array();
+  w.end_object();
+  return w.str() + "\n";
+}
 
 std::string sarif_source_root() {
   std::error_code ec;
