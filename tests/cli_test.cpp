@@ -342,3 +342,30 @@ TEST_CASE("a mixed-platform run: one SARIF run per platform, and JSON lists ever
   CHECK(json["platforms"][1]["march"] == "bayes-e");
   CHECK(json["models"][1]["platform"] == "bayes-e");
 }
+
+TEST_CASE("--format csv: one row per node with its placement and rules, RFC 4180 quoting, no formula cells") {
+  const CommandResult r = run_bpu_lint({kExample, "--format", "csv"});
+  CHECK(r.exit_code == 1);
+  CHECK(count(r.out, "\r\n") == 11);  // the header and 10 nodes
+  CHECK(r.out.rfind("model,platform,node_index,graph,node,op_type,placement,rules,worst\r\n", 0) == 0);
+  CHECK(r.out.find(kExample + ",j6p,0,torch_jit,/deblock_seg_v2/deblock_seg_v2.0/ConvTranspose,ConvTranspose,cpu,"
+                   "BPU1101 BPU1102,error\r\n") != std::string::npos);
+  CHECK(r.out.find(",Relu,folded,,\r\n") != std::string::npos);
+  CHECK(r.out.find(",/seg_head/Conv,Conv,bpu,,\r\n") != std::string::npos);
+
+  // A hostile node name: a formula, a comma, a quote, a line break and an escape sequence.
+  auto model = model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] X) => (float[2] Y) {
+  Y = Relu (X)
+}
+)");
+  model.mutable_graph()->mutable_node(0)->set_name("=HYPERLINK(\"x\"),\n\x1b]0;t\x07");
+  TempDir dir;
+  const CommandResult h = run_bpu_lint({save_model(dir, "h.onnx", model), "--format", "csv"});
+  CHECK(h.exit_code == 0);
+  CHECK(h.out.find('\x1b') == std::string::npos);
+  CHECK(h.out.find('\x07') == std::string::npos);
+  CHECK(h.out.find(",\"'=HYPERLINK(\"\"x\"\"),") != std::string::npos);  // quoted, quotes doubled, no formula
+  CHECK(count(h.out, "\r\n") == 2);
+}

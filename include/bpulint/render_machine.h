@@ -48,5 +48,8 @@ enum class SarifProfile { GitHub, Spec };
 std::string render_json(const RunInfo& run);
 std::string render_sarif(const RunInfo& run, SarifProfile profile);
 std::string render_github(const RunInfo& run);
+// One row per node: model, platform, node index, graph, node, op type, placement, the rules
+// that decided it and the worst level (RFC 4180, CRLF line ends, a header row).
+std::string render_csv(const RunInfo& run);
 
 }  // namespace bpulint

@@ -196,7 +196,7 @@ int run_cli(int argc, char** argv) {
   app.add_option("models", run.inputs, "ONNX model files, or folders searched for *.onnx; - reads one from standard input");
   app.add_option("-p,--platform", run.platform, "Platform name, march or alias (default: the configuration's, else j6p)");
   app.add_option("--format", run.format, "Output format")
-      ->check(CLI::IsMember({"text", "concise", "json", "sarif", "github", "html", "dot"}));
+      ->check(CLI::IsMember({"text", "concise", "json", "sarif", "github", "html", "dot", "csv"}));
   app.add_option("--sarif-profile", run.sarif_profile,
                  "github (default: file locations without regions, what code scanning ingests) or spec "
                  "(byte regions of each node in the binary file)")

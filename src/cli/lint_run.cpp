@@ -545,6 +545,7 @@ class Runner {
       if (o_.format == "json") out_ << render_json(info);
       else if (o_.format == "html") out_ << render_html(info);
       else if (o_.format == "dot") out_ << render_dot(info);
+      else if (o_.format == "csv") out_ << render_csv(info);
       else if (o_.format == "sarif") {
         out_ << render_sarif(info, o_.sarif_profile == "spec" ? SarifProfile::Spec : SarifProfile::GitHub);
       } else out_ << render_github(info);

@@ -29,7 +29,7 @@ expect() {
 }
 cd "$prefix"  # no models here, so file names do not join the candidates
 expect "--format " bpu-lint --for
-expect "concise dot github html json sarif text " bpu-lint --format ""
+expect "concise csv dot github html json sarif text " bpu-lint --format ""
 expect "j6e j6m j6p " bpu-lint --platform j6
 expect "auto conv3d-1x1x1 convtranspose2d " bpu-lint --fix-strategy ""
 expect "markdown " bpu-lint rules --format m
