@@ -369,3 +369,41 @@ g (float[2] X) => (float[2] Y) {
   CHECK(h.out.find(",\"'=HYPERLINK(\"\"x\"\"),") != std::string::npos);  // quoted, quotes doubled, no formula
   CHECK(count(h.out, "\r\n") == 2);
 }
+
+TEST_CASE("folder walks skip hidden folders, venvs and node_modules, and --exclude leaves out what matches") {
+  TempDir dir;
+  for (const char* sub : {".venv/lib", ".git/x", "node_modules/p", "venv", "models/old", "models/new"}) {
+    std::filesystem::create_directories(dir.path(sub));
+  }
+  for (const char* f : {".venv/lib/a.onnx", ".git/x/b.onnx", "node_modules/p/c.onnx", "venv/d.onnx", "models/old/e.onnx",
+                        "models/new/f.onnx", "g.onnx"}) {
+    std::filesystem::copy_file(kExample, dir.path(f));
+  }
+  const auto linted = [&](std::vector<std::string> args) {
+    args.insert(args.end(), {"--format", "concise", "--exit-zero", "--isolated"});
+    const CommandResult r = run_bpu_lint(args);
+    std::vector<std::string> names;
+    for (const char* f : {"a.onnx", "b.onnx", "c.onnx", "d.onnx", "e.onnx", "f.onnx", "g.onnx"}) {
+      if (r.out.find(std::string(f) + ": 10 nodes") != std::string::npos) names.push_back(f);
+    }
+    return names;
+  };
+  CHECK(linted({dir.dir()}) == std::vector<std::string>{"e.onnx", "f.onnx", "g.onnx"});
+  CHECK(linted({dir.dir(), "--exclude", "models/old"}) == std::vector<std::string>{"f.onnx", "g.onnx"});
+  CHECK(linted({dir.dir(), "--exclude", "*/new/*", "--exclude", "g.onnx"}) == std::vector<std::string>{"e.onnx"});
+  CHECK(linted({dir.path(".venv")}) == std::vector<std::string>{"a.onnx"});  // named: walked
+}
+
+TEST_CASE("colour: FORCE_COLOR and NO_COLOR count when set and not empty, --color wins over both") {
+  const auto coloured = [](const std::string& env, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {kExample, "--exit-zero"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_bpu_lint(args, "/dev/null", env).out.find("\x1b[") != std::string::npos;
+  };
+  CHECK_FALSE(coloured("TERM=xterm"));  // not a terminal
+  CHECK(coloured("FORCE_COLOR=1"));
+  CHECK_FALSE(coloured("FORCE_COLOR="));
+  CHECK(coloured("FORCE_COLOR=1 NO_COLOR=1"));
+  CHECK_FALSE(coloured("FORCE_COLOR=1", {"--color", "never"}));
+  CHECK(coloured("NO_COLOR=1", {"--color", "always"}));
+}

@@ -4,6 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <algorithm>
+#include <thread>
+
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -24,12 +27,20 @@ namespace {
 
 
 
+bool env_set(const char* name) {  // present and not empty, as no-color.org and force-color.org read it
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0';
+}
+
+// --color auto: FORCE_COLOR turns colour on, NO_COLOR off (FORCE_COLOR wins,
+// being the more specific request); otherwise a terminal that is not "dumb".
 bool use_color(const std::string& mode) {
   if (mode == "always") return true;
   if (mode == "never") return false;
+  if (env_set("FORCE_COLOR")) return true;
+  if (env_set("NO_COLOR")) return false;
   const char* term = std::getenv("TERM");
-  return isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr &&
-         !(term != nullptr && std::string(term) == "dumb");
+  return isatty(STDOUT_FILENO) != 0 && !(term != nullptr && std::string(term) == "dumb");
 }
 
 // NAME=1x128x2x6x6; the last '=' splits so names may contain '='.
@@ -193,7 +204,11 @@ int run_cli(int argc, char** argv) {
   std::string color = "auto";
   std::vector<std::string> input_shapes, select, ignore;
 
-  app.add_option("models", run.inputs, "ONNX model files, or folders searched for *.onnx; - reads one from standard input");
+  app.add_option("models", run.inputs,
+                 "ONNX model files, or folders searched for *.onnx (not inside hidden folders, venv or node_modules); "
+                 "- reads one from standard input");
+  app.add_option("--exclude", run.excludes,
+                 "Leave out of folder walks what matches this glob (the path below the folder, '*' crossing '/', or the name; repeatable)");
   app.add_option("-p,--platform", run.platform, "Platform name, march or alias (default: the configuration's, else j6p)");
   app.add_option("--format", run.format, "Output format")
       ->check(CLI::IsMember({"text", "concise", "json", "sarif", "github", "html", "dot", "csv"}));
@@ -250,7 +265,10 @@ int run_cli(int argc, char** argv) {
   app.add_flag("--statistics", run.statistics, "Count findings per rule (text formats)");
   app.add_option("--baseline", run.baseline, "Report only findings not in this baseline file");
   app.add_option("--write-baseline", run.write_baseline, "Record the current findings as a baseline file");
-  app.add_option("-j,--jobs", run.jobs, "Lint this many models in parallel")->check(CLI::Range(1, 256));
+  // A folder of models is linted on every core unless told otherwise.
+  run.jobs = static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 256));
+  app.add_option("-j,--jobs", run.jobs, "Lint this many models in parallel (default: the number of cores)")
+      ->check(CLI::Range(1, 256));
 
   auto* rules_cmd = app.add_subcommand("rules", "List a platform's rules and op classes");
   std::string rules_platform = kDefaultPlatform;

@@ -45,8 +45,25 @@ bool is_onnx_name(const fs::path& p) {
   return ext == ".onnx";
 }
 
-void expand_inputs(const std::vector<std::string>& inputs, std::vector<std::string>& models,
-                   std::vector<std::string>& errors) {
+// Folders a walk never enters, as ruff skips them: hidden ones (.git, .venv,
+// .cache...) and virtual environments and package trees. A folder named on the
+// command line is walked even so.
+bool skipped_folder(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return (!name.empty() && name[0] == '.') || name == "node_modules" || name == "venv" || name == "__pypackages__";
+}
+
+// --exclude GLOB: against the path below the walked folder ('*' crosses '/') or the name.
+bool excluded(const fs::path& p, const fs::path& root, const std::vector<std::string>& excludes) {
+  const std::string rel = p.lexically_relative(root).generic_string();
+  const std::string name = p.filename().string();
+  return std::any_of(excludes.begin(), excludes.end(), [&](const std::string& g) {
+    return fnmatch(g.c_str(), rel.c_str(), 0) == 0 || fnmatch(g.c_str(), name.c_str(), 0) == 0;
+  });
+}
+
+void expand_inputs(const std::vector<std::string>& inputs, const std::vector<std::string>& excludes,
+                   std::vector<std::string>& models, std::vector<std::string>& errors) {
   for (const auto& in : inputs) {
     std::error_code ec;
     if (!fs::is_directory(in, ec)) {
@@ -57,7 +74,13 @@ void expand_inputs(const std::vector<std::string>& inputs, std::vector<std::stri
     const size_t errors_before = errors.size();
     for (auto it = fs::recursive_directory_iterator(in, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (!is_onnx_name(it->path())) continue;
+      std::error_code dir_ec;
+      if (it->is_directory(dir_ec) && !it->is_symlink(dir_ec) &&
+          (skipped_folder(it->path()) || excluded(it->path(), in, excludes))) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      if (!is_onnx_name(it->path()) || excluded(it->path(), in, excludes)) continue;
       std::error_code link_ec;
       if (it->is_symlink(link_ec) && !fs::exists(it->path(), link_ec)) {
         errors.push_back(it->path().string() + ": error: a symlink that leads nowhere (" +
@@ -142,7 +165,7 @@ class Runner {
   int run() {
     std::vector<std::string> paths, input_errors;
     std::string error;
-    expand_inputs(o_.inputs, paths, input_errors);
+    expand_inputs(o_.inputs, o_.excludes, paths, input_errors);
     for (const auto& e : input_errors) std::cerr << printable_text(e) << "\n";
     broken_ = !input_errors.empty();
     if (paths.empty()) {

@@ -16,6 +16,7 @@ struct HbConfig;
 
 struct RunOptions {
   std::vector<std::string> inputs;          // files, or folders searched for *.onnx
+  std::vector<std::string> excludes;        // --exclude: globs a folder walk leaves out
   std::string platform;                     // "" = from the configuration, else j6p
   std::string rules_dir;                    // replaces the built-in database
   std::vector<std::string> extra_rules;     // --rules: files or folders extending it
