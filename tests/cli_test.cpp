@@ -407,3 +407,15 @@ TEST_CASE("colour: FORCE_COLOR and NO_COLOR count when set and not empty, --colo
   CHECK_FALSE(coloured("FORCE_COLOR=1", {"--color", "never"}));
   CHECK(coloured("NO_COLOR=1", {"--color", "always"}));
 }
+
+TEST_CASE("--statistics in JSON: the same counts the text statistics print") {
+  const auto json = nlohmann::json::parse(run_bpu_lint({kExample, "--format", "json", "--statistics"}).out);
+  REQUIRE(json["statistics"].size() == 2);
+  CHECK(json["statistics"][0] == nlohmann::json::parse(R"({"rule": "BPU1101", "name": "convtranspose3d-kernel-d-range",
+      "severity": "error", "outcome": "fail", "count": 1})"));
+  CHECK(json["statistics"][1]["rule"] == "BPU1102");
+  CHECK(json["statistics"][1]["count"] == 3);
+  const CommandResult text = run_bpu_lint({kExample, "--statistics"});
+  CHECK(text.out.find("  3\tBPU1102\terror\tfail\tconvtranspose3d-stride-d\n") != std::string::npos);
+  CHECK_FALSE(nlohmann::json::parse(run_bpu_lint({kExample, "--format", "json"}).out).contains("statistics"));
+}

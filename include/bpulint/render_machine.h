@@ -15,6 +15,14 @@
 namespace bpulint {
 
 // Everything one invocation produced, in input order.
+// --statistics: how many findings of one rule, level and outcome the run has.
+struct RuleCount {
+  const Rule* rule = nullptr;
+  Severity severity = Severity::Note;
+  Outcome outcome = Outcome::Fail;
+  size_t count = 0;
+};
+
 struct RunInfo {
   std::string tool_version;                 // BPULINT_VERSION
   const Platform* platform = nullptr;       // the run's (the first model's)
@@ -36,6 +44,8 @@ struct RunInfo {
   // SARIF: the absolute folder artifact URIs are relative to, as %SRCROOT% (the
   // repository root, sarif_source_root()); "" = the paths as given.
   std::string sarif_root;
+  bool with_statistics = false;       // --statistics: JSON lists `statistics`
+  std::vector<RuleCount> statistics;  // in rule id order
 };
 
 // The folder SARIF URIs are relative to: the nearest folder up from the current

@@ -124,6 +124,9 @@ class Report:
     #: may mix them).
     platforms: List[Platform]
     models: List[Model]
+    #: Present with --statistics: findings per rule, level and outcome over each model's verdict
+    #: (the re-lint after --fix), waived and baselined ones left out.
+    statistics: Optional[List[Statistics]] = None
     #: 0 clean, 1 findings at or above --fail-on, 2 bad input.
     exit_code: Literal[0, 1, 2]
     #: Present when --hb-config named a Horizon config file.
@@ -133,7 +136,10 @@ class Report:
     def from_json(cls, d: Any, at: str = "Report") -> "Report":
         _object(d, at,
             ("version", "tool", "platform", "platforms", "models", "exit_code"),
-            ("version", "tool", "platform", "platforms", "models", "exit_code", "hb_config"),
+            (
+                "version", "tool", "platform", "platforms", "models", "statistics", "exit_code",
+                "hb_config",
+            ),
         )
         return cls(
             version=_get(d, "version", at, _const(1)),
@@ -141,6 +147,7 @@ class Report:
             platform=_get(d, "platform", at, Platform.from_json),
             platforms=_get(d, "platforms", at, _list(Platform.from_json)),
             models=_get(d, "models", at, _list(Model.from_json)),
+            statistics=_opt(d, "statistics", at, _list(Statistics.from_json)),
             exit_code=_get(d, "exit_code", at, _enum(0, 1, 2)),
             hb_config=_opt(d, "hb_config", at, HbConfig.from_json),
         )
@@ -214,6 +221,31 @@ class Model:
             diagnostics=_get(d, "diagnostics", at, _list(Diagnostic.from_json)),
             groups=_get(d, "groups", at, _list(Group.from_json)),
             fixed_model=_opt(d, "fixed_model", at, FixedModel.from_json),
+        )
+
+
+@dataclass(kw_only=True)
+class Statistics:
+    """``report.statistics.items`` of the report schema."""
+
+    rule: str
+    name: str
+    severity: Literal["error", "warning", "note"]
+    outcome: Literal["fail", "unknown"]
+    count: int
+
+    @classmethod
+    def from_json(cls, d: Any, at: str = "Statistics") -> "Statistics":
+        _object(d, at,
+            ("rule", "name", "severity", "outcome", "count"),
+            ("rule", "name", "severity", "outcome", "count"),
+        )
+        return cls(
+            rule=_get(d, "rule", at, _string),
+            name=_get(d, "name", at, _string),
+            severity=_get(d, "severity", at, _enum("error", "warning", "note")),
+            outcome=_get(d, "outcome", at, _enum("fail", "unknown")),
+            count=_get(d, "count", at, _integer(minimum=0)),
         )
 
 

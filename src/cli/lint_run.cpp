@@ -505,23 +505,32 @@ class Runner {
   // Counts by the level each finding fired at (after --severity overrides and
   // "cannot verify" notes) and its outcome; checks folded into a root-cause
   // note count as what they are.
-  void print_statistics() {
-    std::map<std::tuple<std::string, Severity, Outcome>, std::pair<size_t, const Rule*>> counts;
+  // --statistics: findings per rule, level and outcome, over each model's verdict
+  // (the re-lint after --fix), waived and baselined ones left out.
+  std::vector<RuleCount> statistics() const {
+    std::map<std::tuple<std::string, Severity, Outcome>, RuleCount> counts;
     for (const auto& m : models_) {
       const ModelReport* r = m.fixed ? m.fixed.get() : m.report.get();
       if (!r->ok) continue;
       for (const auto& d : r->diagnostics) {
         if (!d.waiver.empty() || d.baselined) continue;
-        auto& c = counts[{d.rule->id, d.severity, d.outcome}];
-        ++c.first;
-        c.second = d.rule;
+        RuleCount& c = counts[{d.rule->id, d.severity, d.outcome}];
+        c.rule = d.rule;
+        c.severity = d.severity;
+        c.outcome = d.outcome;
+        ++c.count;
       }
     }
+    std::vector<RuleCount> out;
+    for (const auto& kv : counts) out.push_back(kv.second);
+    return out;
+  }
+
+  void print_statistics() {
     out_ << "Statistics:\n";
-    for (const auto& [key, c] : counts) {
-      const auto& [id, level, outcome] = key;
-      out_ << "  " << c.first << "\t" << id << "\t" << severity_name(level) << "\t"
-           << (outcome == Outcome::Fail ? "fail" : "cannot verify") << "\t" << c.second->name << "\n";
+    for (const RuleCount& c : statistics()) {
+      out_ << "  " << c.count << "\t" << c.rule->id << "\t" << severity_name(c.severity) << "\t"
+           << (c.outcome == Outcome::Fail ? "fail" : "cannot verify") << "\t" << c.rule->name << "\n";
     }
   }
 
@@ -551,6 +560,8 @@ class Runner {
       info.min_severity = o_.min_severity;
       info.configuration_notes = notes;
       info.hb_config = o_.hb_config;
+      if (o_.statistics) info.statistics = statistics();
+      info.with_statistics = o_.statistics;
       if (o_.format == "sarif") info.sarif_root = sarif_source_root();
       for (const auto& m : models_) {
         for (const auto& kv : m.settings.severity) info.severity_overrides[kv.first] = kv.second;

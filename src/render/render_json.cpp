@@ -267,6 +267,15 @@ std::string render_json(const RunInfo& run) {
   }
   w.end_array();
   w.member("exit_code", run.exit_code);
+  if (run.with_statistics) {
+    w.key("statistics").begin_array();
+    for (const RuleCount& c : run.statistics) {
+      w.begin_object().member("rule", c.rule->id).member("name", c.rule->name);
+      w.member("severity", severity_name(c.severity)).member("outcome", c.outcome == Outcome::Fail ? "fail" : "unknown");
+      w.member("count", c.count).end_object();
+    }
+    w.end_array();
+  }
   if (run.hb_config != nullptr) {
     w.key("hb_config").begin_object().member("path", run.hb_config->path).member("march", run.hb_config->march);
     w.key("input_shapes").begin_object();

@@ -59,6 +59,7 @@ run all_exports_jobs 1 tests/exports examples -j 2
 run broken 2 examples/case_study.onnx "$out/broken.onnx"
 run traced 1 tests/exports/occupancy_traced.onnx --source-root .
 run unverified 1 tests/exports/vit_mha_dynamic.onnx --show-unverified
+run statistics 1 tests/exports examples --statistics
 run fix 0 examples/case_study.onnx --fix --fixed-model "$out/fixed.onnx"
 run fix_external 0 examples/case_study.onnx --fix --fixed-model "$out/fixed-ext.onnx" --external-data
 run fix_conv3d 0 examples/case_study.onnx --fix --fix-strategy conv3d-1x1x1 --fixed-model "$out/fixed-c3.onnx"
