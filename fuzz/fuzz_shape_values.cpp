@@ -3,7 +3,8 @@
 // rank 1-5 whose dims are known, symbolic or unknown, then up to 32 nodes
 // drawn from the ops the walk propagates through or shapes from values
 // (Shape, Size, Gather, Slice, Concat, Squeeze, Unsqueeze, Cast, arithmetic,
-// comparisons, Where, ConstantOfShape, Range, Reshape, Expand, Tile, Resize),
+// comparisons, Where, ConstantOfShape, Range, Reshape, Expand, Tile, Resize,
+// and Einsum, whose dims the walk takes from its equation),
 // wired to earlier values or to small constants (negative, zero, huge),
 // at opset 11, 13 or 17. Graphs may be invalid: the walk runs below the
 // checker and must cope. Invariants:
@@ -44,7 +45,7 @@ namespace {
 const char* const kOps[] = {"Shape", "Size", "Gather", "Slice", "Concat", "Squeeze", "Unsqueeze", "Cast",
                             "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Neg", "Equal", "Less",
                             "Greater", "Where", "ConstantOfShape", "Range", "Reshape", "Expand", "Tile",
-                            "Resize", "Identity", "Abs"};
+                            "Resize", "Identity", "Abs", "Einsum"};
 
 int64_t fuzz_int(FuzzedDataProvider& fdp) {
   switch (fdp.ConsumeIntegralInRange<int>(0, 9)) {
@@ -223,6 +224,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int arity = op == "Where" || op == "Range" ? 3 : op == "Slice" ? fdp.ConsumeIntegralInRange<int>(3, 5)
                       : op == "Resize" ? 4
                       : op == "Concat" ? fdp.ConsumeIntegralInRange<int>(1, 4)
+                      : op == "Einsum" ? fdp.ConsumeIntegralInRange<int>(1, 2)
                       : (op == "Shape" || op == "Size" || op == "Cast" || op == "Neg" || op == "Abs" ||
                          op == "Identity" || op == "ConstantOfShape")
                           ? 1
@@ -238,6 +240,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (op == "Cast") b.int_attr(n, "to", fdp.ConsumeBool() ? onnx::TensorProto::INT64 : onnx::TensorProto::FLOAT);
     if (op == "Shape" && fdp.ConsumeBool()) b.int_attr(n, "start", fdp.ConsumeIntegralInRange<int64_t>(-6, 6));
     if ((op == "Squeeze" || op == "Unsqueeze") && fdp.ConsumeBool()) b.ints(n, "axes", 1);
+    if (op == "Einsum") {  // equations from a small alphabet: labels, ellipses, commas, arrows, junk
+      static const char* const kPieces[] = {"a", "b", "c", "i", "j", "...", ",", "->", " ", "A", "1", "."};
+      std::string eq;
+      for (int k = fdp.ConsumeIntegralInRange<int>(0, 10); k > 0; --k) {
+        eq += kPieces[fdp.ConsumeIntegralInRange<size_t>(0, sizeof(kPieces) / sizeof(kPieces[0]) - 1)];
+      }
+      auto* a = n->add_attribute();
+      a->set_name("equation");
+      a->set_type(onnx::AttributeProto::STRING);
+      a->set_s(eq);
+    }
     b.values.push_back(out);
   }
   auto* y = g->add_output();
