@@ -245,8 +245,8 @@ void conv3d_1x1x1_cost(const ConvTransposeParams& p, FixCost& c) {
 
 // Along D anything but a dilation: the D taps become channels and a 0/1
 // matrix of D*KD rows and Do columns sums them, so it must stay a matrix the
-// rewrite can hold.
-constexpr int64_t kMaxTapMatrix = int64_t{1} << 26;
+// model can carry (16 MiB: D 512, KD 4, Do 2048).
+constexpr int64_t kMaxTapMatrix = int64_t{1} << 22;
 
 bool convtranspose2d_d_taps_applies(const ConvTransposeParams& p, std::string& why_not) {
   if (p.dilations[0] != 1) {
@@ -256,7 +256,7 @@ bool convtranspose2d_d_taps_applies(const ConvTransposeParams& p, std::string& w
   if (p.input_shape.size() == 5 && p.input_shape[2] > 0) {
     const int64_t cells = mul({p.input_shape[2], p.kernel[0], out_size(p, 0)});
     if (cells < 0 || cells > kMaxTapMatrix) {
-      why_not = "the D-tap matrix (D*KD x Do) would hold more than 2^26 entries";
+      why_not = "the D-tap matrix (D*KD x Do) would hold more than 2^22 entries";
       return false;
     }
   }
@@ -408,7 +408,7 @@ bool convtranspose2d_d_taps_rewrite(RewriteBuilder& b, std::string& error) {
   const int64_t dout = out_size(p, 0), ho = out_size(p, 1), wo = out_size(p, 2);
   const int64_t rows = mul({d, kd}), cells = mul({rows, dout});
   if (cells < 0 || cells > kMaxTapMatrix) {
-    error = "the D-tap matrix (D*KD x Do) would hold more than 2^26 entries";
+    error = "the D-tap matrix (D*KD x Do) would hold more than 2^22 entries";
     return false;
   }
   Rewrite& out = b.out;
