@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool shared = fdp.ConsumeBool();
   const bool relu = fdp.ConsumeBool();
   const int which_name = fdp.ConsumeIntegralInRange<int>(0, 3);
-  const int which_strategy = fdp.ConsumeIntegralInRange<int>(0, 2);
+  const int which_strategy = fdp.ConsumeIntegralInRange<int>(0, 3);
   const int attr_mask = fdp.ConsumeIntegral<uint8_t>();  // which attributes are written (others default)
 
   const std::string names[] = {"ct", "", "ct_fix_transpose_in", "W_fix_convtranspose2d"};
@@ -112,7 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Platform& platform = fuzz::j6p();
   ModelReport report = lint_model(path, platform, {});
   if (!report.ok) return 0;  // an invalid layer (e.g. output_padding >= stride) may be refused at load
-  const char* strategies[] = {"auto", "convtranspose2d", "conv3d-1x1x1"};
+  const char* strategies[] = {"auto", "convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps"};
   FixRun run = apply_fixes(report, report.fix_plans, strategies[which_strategy], fixed);
   for (const auto& r : run.results) {
     if (!r.applied) FUZZ_CHECK(!r.reason.empty() || r.fix_id.empty(), "a result neither applied nor explained");

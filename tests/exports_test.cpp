@@ -149,9 +149,14 @@ TEST_CASE("real exports: the dynamic decoder is fixed like its static twin, pinn
     args.insert(args.end(), pins.begin(), pins.end());
     const CommandResult r = run_bpu_lint(args);
     INFO(r.out << r.err);
-    CHECK(count(r.out, "fixed with convtranspose2d") == 2);
-    CHECK(r.out.find("'/up3/ConvTranspose': not fixed: D axis overlaps (kernel 3 != stride 2)") != std::string::npos);
-    CHECK(r.out.find("fixed 2 of 3 nodes") != std::string::npos);
+    // up1/up2 (kernel == stride): convtranspose2d; up3 (kernel D 3, stride 2, pad D 1): the D taps.
+    CHECK(count(r.out, "fixed with convtranspose2d;") == 2);
+    CHECK(r.out.find("'/up3/ConvTranspose': fixed with convtranspose2d-d-taps; proven on random inputs") !=
+          std::string::npos);
+    CHECK(r.out.find("fixed 3 of 3 nodes") != std::string::npos);
+    // Only the dynamic input itself is left (BPU9005), and only while it is not pinned.
+    CHECK(r.exit_code == (pins.empty() ? 1 : 0));
+    CHECK(r.out.find("0 on CPU") != std::string::npos);
     // The pin is a lint assumption: the written model keeps the declared batch N.
     LoadedModel fixed;
     std::string error;
@@ -160,10 +165,45 @@ TEST_CASE("real exports: the dynamic decoder is fixed like its static twin, pinn
     CHECK(in.dim(0).dim_param() == "N");
     CHECK(in.dim(1).dim_value() == 64);
   }
-  // The static twin: the same two layers.
+  // The static twin: the same three layers, nothing left.
   TempDir dir;
   const CommandResult s = run_bpu_lint({exported("occupancy_static"), "--fix", "--fixed-model", dir.path("fixed.onnx")});
-  CHECK(count(s.out, "fixed with convtranspose2d") == 2);
+  CHECK(count(s.out, "fixed with convtranspose2d;") == 2);
+  CHECK(count(s.out, "fixed with convtranspose2d-d-taps;") == 1);
+  CHECK(s.exit_code == 0);
+}
+
+TEST_CASE("real exports: after --fix no ConvTranspose finding is left on j6p, and up3's fixes are listed") {
+  for (const char* name : {"occupancy_static", "occupancy_dynamic"}) {
+    INFO(name);
+    int exit_code = -1;
+    const json before = lint_json(exported(name), {}, exit_code);
+    // up3 lists the three fixes, the D-tap rewrite recommended with its costs.
+    bool listed = false;
+    for (const auto& d : before["models"][0]["diagnostics"]) {
+      if (d["rule"] != "BPU1101") continue;
+      const json& fixes = d["fixes"];
+      REQUIRE(fixes.size() == 3);
+      CHECK(fixes[0]["id"] == "convtranspose2d-d-taps");
+      CHECK(fixes[0]["recommended"] == true);
+      CHECK(fixes[0]["intermediate_channels"] == 12);  // C_out 4 x KD 3
+      CHECK(fixes[0]["new_nodes"] == 9);
+      CHECK(fixes[1]["applicable"] == false);
+      CHECK(fixes[2]["applicable"] == false);
+      listed = true;
+    }
+    CHECK(listed);
+    TempDir dir;
+    const CommandResult fix = run_bpu_lint({exported(name), "--fix", "--fixed-model", dir.path("fixed.onnx")});
+    INFO(fix.out << fix.err);
+    const json after = lint_json(dir.path("fixed.onnx"), {}, exit_code);
+    const json& model = after["models"][0];
+    CHECK(model["summary"]["cpu_nodes"] == 0);
+    for (const auto& d : model["diagnostics"]) {
+      CHECK(d["rule"].get<std::string>().rfind("BPU11", 0) != 0);
+      if (d["severity"] == "error") CHECK(d["rule"] == "BPU9005");  // the dynamic input, not a node
+    }
+  }
 }
 
 TEST_CASE("a missing shape names the input to pin, after the real blocker") {
@@ -178,6 +218,10 @@ TEST_CASE("a missing shape names the input to pin, after the real blocker") {
   INFO(r.out);
   CHECK(r.out.find("'/up1/ConvTranspose': not fixed: input dim 3 is not static (only the batch dim may be dynamic); "
                    "pin it with --input-shape bev=<N>x64x<H>x10") != std::string::npos);
-  CHECK(r.out.find("'/up3/ConvTranspose': not fixed: D axis overlaps (kernel 3 != stride 2)") != std::string::npos);
+  // up3: the non-overlapping fixes are ruled out by its D axis, the D-tap one by the missing H.
+  CHECK(r.out.find("'/up3/ConvTranspose': not fixed: no fix applies; convtranspose2d: D axis overlaps (kernel 3 != "
+                   "stride 2)") != std::string::npos);
+  CHECK(r.out.find("; convtranspose2d-d-taps: input dim 3 is not static (only the batch dim may be dynamic); pin it "
+                   "with --input-shape bev=<N>x64x<H>x10") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path("out.onnx")));
 }

@@ -82,7 +82,7 @@ const FixOption& option(const NodeFixPlan& plan, const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("case-study layers: both fixes apply, convtranspose2d recommended, channel costs") {
+TEST_CASE("case-study layers: every fix applies, convtranspose2d recommended, d-taps last, channel costs") {
   struct Case {
     int64_t c_in, c_out, kd, ch_2d, ch_1x1x1;
   };
@@ -96,31 +96,61 @@ TEST_CASE("case-study layers: both fixes apply, convtranspose2d recommended, cha
     const ModelReport r = lint_proto(dir, layer_model(l));
     REQUIRE(r.fix_plans.size() == 1);
     const NodeFixPlan& plan = r.fix_plans[0];
-    REQUIRE(plan.options.size() == 2);
+    REQUIRE(plan.options.size() == 3);
     CHECK(plan.options[0].id == "convtranspose2d");
     CHECK(plan.options[0].recommended);
     CHECK_FALSE(plan.options[1].recommended);
+    // The D-tap rewrite applies too (it takes any D) but is the fallback: last,
+    // below conv3d-1x1x1 although its intermediate channels are fewer.
+    CHECK(plan.options[2].id == "convtranspose2d-d-taps");
+    CHECK(plan.options[2].applicable);
+    CHECK_FALSE(plan.options[2].recommended);
     CHECK(option(plan, "convtranspose2d").cost.intermediate_channels == c.ch_2d);
     CHECK(option(plan, "conv3d-1x1x1").cost.intermediate_channels == c.ch_1x1x1);
+    CHECK(option(plan, "convtranspose2d-d-taps").cost.intermediate_channels == c.ch_2d);
     CHECK(option(plan, "convtranspose2d").new_violations.empty());
+    CHECK(option(plan, "convtranspose2d-d-taps").new_violations.empty());
     // Same work, different layout: MACs and intermediate elements agree.
     CHECK(option(plan, "convtranspose2d").cost.macs == option(plan, "conv3d-1x1x1").cost.macs);
     CHECK(option(plan, "convtranspose2d").cost.intermediate_bytes ==
           4 * option(plan, "convtranspose2d").cost.intermediate_elements);
+    // The D taps of a non-overlapping layer: the same 2-D ConvTranspose, then a
+    // MatMul of D*KD x Do = (2*KD)^2 per output column, one more Transpose of the output.
+    const FixCost& taps = option(plan, "convtranspose2d-d-taps").cost;
+    const FixCost& ct2d = option(plan, "convtranspose2d").cost;
+    const int64_t output = c.c_out * 2 * c.kd * 3 * 2 * 3 * 2;  // [1, Co, 2*KD, 6, 6]
+    CHECK(taps.intermediate_elements == ct2d.intermediate_elements);
+    CHECK(taps.macs == ct2d.macs + output * 2 * c.kd);
+    CHECK(taps.moved_elements == ct2d.moved_elements + output);
+    CHECK(taps.new_nodes == 9);  // 8, and the bias Add
   }
 }
 
-TEST_CASE("applicability: overlap on D declines both, overlap on H/W only conv3d-1x1x1") {
+TEST_CASE("applicability: overlap on D leaves only d-taps, overlap on H/W rules out conv3d-1x1x1") {
   TempDir dir;
   Layer overlapping;
   overlapping.kernel = {3, 3, 3};
   const ModelReport r = lint_proto(dir, layer_model(overlapping));
   REQUIRE(r.fix_plans.size() == 1);
   for (const auto& o : r.fix_plans[0].options) {
+    if (o.id == "convtranspose2d-d-taps") continue;
     CHECK_FALSE(o.applicable);
     CHECK(o.why_not.find("D axis overlaps (kernel 3 != stride 2)") != std::string::npos);
   }
-  CHECK(r.fix_plans[0].recommended() == nullptr);
+  REQUIRE(r.fix_plans[0].recommended() != nullptr);
+  CHECK(r.fix_plans[0].recommended()->id == "convtranspose2d-d-taps");
+  CHECK(r.fix_plans[0].options[0].id == "convtranspose2d-d-taps");
+  CHECK(r.fix_plans[0].options[0].new_violations.empty());
+
+  // A dilation along D: no fix applies, each says why.
+  Layer dilated;
+  dilated.dilations = {2, 1, 1};
+  const ModelReport dd = lint_proto(dir, layer_model(dilated), "dd.onnx");
+  REQUIRE(dd.fix_plans.size() == 1);
+  CHECK(dd.fix_plans[0].recommended() == nullptr);
+  CHECK(option(dd.fix_plans[0], "convtranspose2d-d-taps").why_not ==
+        "D dilation 2; the D-tap rewrite needs D dilation 1");
+  CHECK(option(dd.fix_plans[0], "convtranspose2d").why_not.find("D axis overlaps (dilation 2)") != std::string::npos);
 
   Layer hw;
   hw.kernel = {2, 3, 3};
@@ -134,7 +164,7 @@ TEST_CASE("applicability: overlap on D declines both, overlap on H/W only conv3d
 }
 
 TEST_CASE("applying: exact, written atomically beside the input, input untouched, re-lint clean") {
-  for (const std::string strategy : {"auto", "convtranspose2d", "conv3d-1x1x1"}) {
+  for (const std::string strategy : {"auto", "convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps"}) {
     for (bool bias : {true, false}) {
       for (int64_t group : {1, 2}) {
         Layer l;
@@ -640,9 +670,9 @@ TEST_CASE("the lint says when --fix will leave a node as it is, and why (text an
   for (int64_t d : {int64_t{8}, int64_t{4}, int64_t{2}, int64_t{2}, int64_t{2}}) wt->mutable_shape()->add_dim()->set_dim_value(d);
   g->mutable_initializer()->DeleteSubrange(0, 1);  // W
   const std::string input_weight = save_model(dir, "input_weight.onnx", m);
-  // A D axis that overlaps: no fix applies.
+  // A D axis that is dilated: no fix applies.
   Layer overlap;
-  overlap.kernel = {3, 2, 2};
+  overlap.dilations = {2, 1, 1};
   const std::string overlapping = save_model(dir, "overlap.onnx", layer_model(overlap));
 
   const ModelReport r = lint_model(input_weight, platform("j6p"), {});
@@ -663,8 +693,11 @@ TEST_CASE("the lint says when --fix will leave a node as it is, and why (text an
   CHECK(text.out.find("recommended, ") == std::string::npos);
   const CommandResult json = run_bpu_lint({input_weight, overlapping, "--format", "json"});
   CHECK(json.out.find("\"fix_blocked\": \"" + why + "\"") != std::string::npos);
-  CHECK(json.out.find("\"fix_blocked\": \"D axis overlaps (kernel 3 != stride 2); the rewrite needs kernel == stride, "
-                      "no padding, no output_padding and dilation 1 on it (no fix applies)\"") != std::string::npos);
+  const std::string d_axis = "D axis overlaps (dilation 2); the rewrite needs kernel == stride, no padding, "
+                             "no output_padding and dilation 1 on it";
+  CHECK(json.out.find("\"fix_blocked\": \"no fix applies; convtranspose2d: " + d_axis + "; conv3d-1x1x1: " + d_axis +
+                      "; convtranspose2d-d-taps: D dilation 2; the D-tap rewrite needs D dilation 1\"") !=
+        std::string::npos);
   // A node --fix does rewrite says so with null.
   const CommandResult fine = run_bpu_lint({example_model(), "--format", "json"});
   CHECK(fine.out.find("\"fix_blocked\": null") != std::string::npos);
@@ -748,32 +781,42 @@ TEST_CASE("a quantised (QDQ) weight: the fix is listed, not recommended, and fix
 
 TEST_CASE("--pytorch-snippet writes a comment for each flagged layer it cannot replace") {
   TempDir dir;
-  // Two layers: the first fixable, the second overlapping on D.
+  // Three layers: the first non-overlapping, the second overlapping on D (the
+  // D-tap module), the third dilated on D (nothing replaces it).
   Layer l;
   onnx::ModelProto m = layer_model(l);
   auto* g = m.mutable_graph();
   *g->add_initializer() = random_weights("W2", {4, 4, 3, 2, 2}, 3);
-  auto* ct2 = g->add_node();
-  ct2->set_op_type("ConvTranspose");
-  ct2->set_name("/dec/dec.1/ConvTranspose");
-  ct2->add_input("Z");
-  ct2->add_input("W2");
-  ct2->add_output("Z2");
-  models::add_ints(*ct2, "strides", {2, 2, 2});
+  *g->add_initializer() = random_weights("W3", {4, 4, 2, 2, 2}, 4);
+  auto add_layer = [&](const std::string& name, const std::string& x, const std::string& w, const std::string& y) {
+    auto* n = g->add_node();
+    n->set_op_type("ConvTranspose");
+    n->set_name(name);
+    n->add_input(x);
+    n->add_input(w);
+    n->add_output(y);
+    models::add_ints(*n, "strides", {2, 2, 2});
+    return n;
+  };
+  add_layer("/dec/dec.1/ConvTranspose", "Z", "W2", "Z2");
+  models::add_ints(*add_layer("/dec/dec.2/ConvTranspose", "Z2", "W3", "Z3"), "dilations", {2, 1, 1});
   g->mutable_node(0)->set_name("/dec/dec.0/ConvTranspose");
-  g->mutable_output(0)->set_name("Z2");
+  g->mutable_output(0)->set_name("Z3");
   auto* shape = g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
   shape->Clear();
-  for (int64_t d : {int64_t{1}, int64_t{4}, int64_t{7}, int64_t{12}, int64_t{12}}) shape->add_dim()->set_dim_value(d);
-  const std::string path = save_model(dir, "two.onnx", m);
+  for (int64_t d : {int64_t{1}, int64_t{4}, int64_t{19}, int64_t{24}, int64_t{24}}) shape->add_dim()->set_dim_value(d);
+  const std::string path = save_model(dir, "three.onnx", m);
   const CommandResult r = run_bpu_lint({path, "--pytorch-snippet", dir.path("fix.py")});
   INFO(r.out << r.err);
-  CHECK(r.out.find("wrote PyTorch replacements for 1 layer to " + dir.path("fix.py") +
+  CHECK(r.out.find("wrote PyTorch replacements for 2 layers to " + dir.path("fix.py") +
                    " (1 flagged layer left as is, each with a comment saying why)") != std::string::npos);
   const std::string snippet = read_file(dir.path("fix.py"));
   CHECK(snippet.find("model.dec[0] = ConvTranspose3dAsConvTranspose2d(model.dec[0])") != std::string::npos);
-  CHECK(snippet.find("    # dec.1 (ONNX node '/dec/dec.1/ConvTranspose'): not replaced: D axis overlaps (kernel 3 "
-                     "!= stride 2)") != std::string::npos);
+  CHECK(snippet.find("model.dec[1] = ConvTranspose3dAsConvTranspose2dDTaps(model.dec[1])") != std::string::npos);
+  CHECK(snippet.find("    # dec.2 (ONNX node '/dec/dec.2/ConvTranspose'): not replaced: no fix applies; "
+                     "convtranspose2d: D axis overlaps (dilation 2)") != std::string::npos);
+  CHECK(snippet.find("convtranspose2d-d-taps: D dilation 2; the D-tap rewrite needs D dilation 1\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("hundreds of findings are planned in two halves like one at a time") {

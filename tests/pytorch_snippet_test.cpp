@@ -124,11 +124,13 @@ TEST_CASE("pytorch_module_source defines one class per fix kind") {
   CHECK(pytorch_module_class("no-such-fix") == "");
   const std::string a = pytorch_module_source("convtranspose2d");
   const std::string b = pytorch_module_source("conv3d-1x1x1");
+  const std::string c = pytorch_module_source("convtranspose2d-d-taps");
   CHECK(pytorch_module_class("convtranspose2d") == "ConvTranspose3dAsConvTranspose2d");
   CHECK(pytorch_module_class("conv3d-1x1x1") == "ConvTranspose3dAsConv3d1x1x1");
   CHECK(a.rfind("class ConvTranspose3dAsConvTranspose2d(nn.Module):", 0) == 0);
   CHECK(b.rfind("class ConvTranspose3dAsConv3d1x1x1(nn.Module):", 0) == 0);
-  for (const std::string* s : {&a, &b}) {
+  CHECK(c.rfind("class ConvTranspose3dAsConvTranspose2dDTaps(nn.Module):", 0) == 0);
+  for (const std::string* s : {&a, &b, &c}) {
     CHECK(s->find("def __init__(self, layer: nn.ConvTranspose3d):") != std::string::npos);
     CHECK(s->find("raise ValueError(") != std::string::npos);
     CHECK(s->find("def forward(self, x") != std::string::npos);
@@ -275,6 +277,15 @@ TEST_CASE("generated PyTorch modules match nn.ConvTranspose3d (check_snippet.py)
   dilated.pads = {0, 2, 1, 0, 2, 1};
   dilated.output_padding = {0, 1, 1};
   layers.push_back({"convtranspose2d", dilated, "decoder.up_dilated"});
+  // Overlapping D for the D-tap module: the flagship k3 s2 p1 op1, and asymmetric
+  // ONNX pads along D that the snippet turns into padding/output_padding.
+  ConvTransposeParams flagship = ct3d(8, 6, {3, 3, 3}, {2, 2, 2});
+  flagship.pads = {1, 1, 1, 1, 1, 1};
+  flagship.output_padding = {1, 1, 1};
+  layers.push_back({"convtranspose2d-d-taps", flagship, "decoder.up3"});
+  ConvTransposeParams skewed = ct3d(6, 6, {4, 2, 2}, {3, 2, 2}, 3, false);
+  skewed.pads = {2, 0, 0, 1, 0, 0};
+  layers.push_back({"convtranspose2d-d-taps", skewed, "decoder.up_skewed"});
 
   const std::string text = pytorch_snippet_file(layers);
   std::string output;
@@ -284,6 +295,9 @@ TEST_CASE("generated PyTorch modules match nn.ConvTranspose3d (check_snippet.py)
   CHECK(output.find(" passed, 0 failed") != std::string::npos);
   CHECK(output.find("PASS usage apply_bpu_lint_fixes(model)") != std::string::npos);
   CHECK(output.find("constructor reproduces the asymmetric ONNX pads") != std::string::npos);
+  CHECK(output.find("PASS ConvTranspose3dAsConvTranspose2dDTaps flagship k3 s2 p1 op1") != std::string::npos);
+  CHECK(output.find("PASS usage decoder.up3 ConvTranspose3dAsConvTranspose2dDTaps") != std::string::npos);
+  CHECK(output.find("PASS usage decoder.up_skewed constructor reproduces the asymmetric ONNX pads") != std::string::npos);
 }
 
 TEST_CASE("check_snippet.py expects ValueError for warned blocks and catches a broken class") {
@@ -292,14 +306,18 @@ TEST_CASE("check_snippet.py expects ValueError for warned blocks and catches a b
   SUBCASE("a block whose parameters break the preconditions, and one PyTorch cannot express") {
     ConvTransposeParams inexact = ct3d(8, 6, {2, 3, 3}, {2, 2, 2});
     inexact.pads = {0, 0, 0, 0, 1, 1};  // more padding at the end than at the begin
+    ConvTransposeParams dilated_d = ct3d(4, 4, {2, 2, 2}, {2, 2, 2});
+    dilated_d.dilations = {2, 1, 1};
     const std::string text = pytorch_snippet_file({{"conv3d-1x1x1", ct3d(4, 4, {2, 3, 3}, {2, 2, 2}), "up"},
-                                                   {"convtranspose2d", inexact, "down"}});
+                                                   {"convtranspose2d", inexact, "down"},
+                                                   {"convtranspose2d-d-taps", dilated_d, "side"}});
     std::string output;
     const int rc = check_snippet(text, "warned", output);
     INFO("check_snippet.py output:\n" << output);
     CHECK(rc == 0);
     CHECK(output.find("PASS usage up ConvTranspose3dAsConv3d1x1x1 rejects it") != std::string::npos);
     CHECK(output.find("PASS usage down approximate constructor parses") != std::string::npos);
+    CHECK(output.find("PASS usage side ConvTranspose3dAsConvTranspose2dDTaps rejects it") != std::string::npos);
   }
   SUBCASE("negative control: a wrong bias layout must fail the check") {
     std::string text = pytorch_snippet("convtranspose2d", ct3d(8, 6, {2, 2, 2}, {2, 2, 2}), "up");

@@ -326,9 +326,11 @@ TEST_CASE("golden: json") {
   // Fix options ride on the diagnostics of nodes with a plan.
   const Json& first = j["models"][0]["diagnostics"][0];
   CHECK(first["rule"].s == "BPU1101");
-  REQUIRE(first["fixes"].items.size() == 2);
+  REQUIRE(first["fixes"].items.size() == 3);
   CHECK(first["fixes"][0]["id"].s == "convtranspose2d");
   CHECK(first["fixes"][0]["recommended"].b);
+  CHECK(first["fixes"][2]["id"].s == "convtranspose2d-d-taps");  // applies to any D, ranked last here
+  CHECK_FALSE(first["fixes"][2]["recommended"].b);
 }
 
 TEST_CASE("golden: json with waived and baselined diagnostics shown") {

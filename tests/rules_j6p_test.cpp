@@ -58,7 +58,7 @@ TEST_CASE("BPU1101 convtranspose3d-kernel-d-range: kernel D from 1 to 2") {
   REQUIRE_FALSE(d.facts.empty());
   CHECK(d.facts.back().text == "kernel_shape[0]");
   CHECK(d.facts.back().value.as_int() == 5);
-  CHECK(d.fixes == std::vector<std::string>{"convtranspose2d", "conv3d-1x1x1"});
+  CHECK(d.fixes == std::vector<std::string>{"convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps"});
   // 2-D ConvTranspose is not 3-D: the rule does not apply.
   CHECK_FALSE(fires(lint_text(conv_transpose({2, 2}, {2, 2})), "BPU1101"));
 }

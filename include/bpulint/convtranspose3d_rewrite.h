@@ -1,7 +1,10 @@
-// The two exact ConvTranspose3d rewrites of the case study, as ONNX nodes:
+// The exact ConvTranspose3d rewrites, as ONNX nodes (the first two are the case study's):
 //   convtranspose2d: Transpose/Reshape + 2-D ConvTranspose + Reshape/Transpose/Reshape
 //                    (needs only the D axis non-overlapping)
 //   conv3d-1x1x1:    1x1x1 Conv + Reshape/Transpose/Reshape (needs every axis non-overlapping)
+//   convtranspose2d-d-taps: Transpose/Reshape + 2-D ConvTranspose to C_out*KD channels (the D
+//                    taps) + Reshape/Transpose/Reshape + MatMul by a 0/1 matrix summing each tap
+//                    into its output depth + Transpose (+ bias Add); any D but a dilation
 // Pure construction: nothing here touches a model; fix_apply.cpp splices the
 // result in, and the proof runs it against the original node.
 #pragma once

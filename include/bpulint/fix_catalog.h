@@ -23,6 +23,14 @@ struct LayoutEntry {
 };
 using LayoutTargets = std::vector<std::vector<LayoutEntry>>;
 
+// A constant 0/1 matrix a rewrite multiplies by (the MatMul operand that
+// sums kernel taps into outputs), as its contract states it: the dims, and
+// the row-major positions holding 1 (every other entry is 0).
+struct SelectionMatrix {
+  std::vector<int64_t> dims;
+  std::vector<int64_t> ones;
+};
+
 // How far a fix can be trusted, ordered: a higher level needs less review.
 enum class Applicability : uint8_t {
   Unsafe,  // changes numerics
@@ -30,6 +38,14 @@ enum class Applicability : uint8_t {
 };
 // The word every output prints: "unsafe", "safe".
 const char* applicability_name(Applicability a);
+
+// What the PyTorch replacement checks before it accepts a layer (its
+// constructor raises ValueError otherwise; the snippet warns ahead of that).
+enum class TorchPreconditions : uint8_t {
+  NonOverlappingD,    // kernel D == stride D, no D padding or output_padding, D dilation 1
+  NonOverlappingAll,  // the same on D, H and W
+  UndilatedD,         // D dilation 1 (any kernel, stride, padding on D)
+};
 
 struct FixKind {
   const char* id;
@@ -46,11 +62,20 @@ struct FixKind {
   // layout contract (the batch stays -1).
   LayoutTargets (*layout)(const ConvTransposeParams& p, const std::vector<int64_t>& in,
                           const std::vector<int64_t>& out);
+  // The constant operand (input 1) of each MatMul of the rewrite, in node
+  // order, for the same shapes: fix_proof's contract for them, as for the
+  // Reshape targets. nullptr: the rewrite has no MatMul.
+  std::vector<SelectionMatrix> (*matrices)(const ConvTransposeParams& p, const std::vector<int64_t>& in,
+                                           const std::vector<int64_t>& out);
+  // A kind that also rewrites every layer the kinds before it in the catalog
+  // rewrite, at extra cost for them: ranked after any of those that applies
+  // (among fixes equally free of new errors and warnings), whatever the costs say.
+  bool fallback;
   // The PyTorch module that replaces the nn.ConvTranspose3d, its source, and
-  // whether its preconditions hold on D only (false) or on D, H and W (true).
+  // what it checks of the layer.
   const char* torch_class;
   const char* torch_source;
-  bool torch_all_axes;
+  TorchPreconditions torch_preconditions;
 };
 
 const std::vector<FixKind>& fix_catalog();

@@ -9,7 +9,7 @@
 
 namespace bpulint {
 
-inline constexpr std::array<const char*, 2> kFixIds = {"convtranspose2d", "conv3d-1x1x1"};
+inline constexpr std::array<const char*, 3> kFixIds = {"convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps"};
 
 inline bool is_fix_id(const std::string& id) {
   for (const char* known : kFixIds) {

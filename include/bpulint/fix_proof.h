@@ -18,12 +18,14 @@
 //     weights (see LayoutProofs: where values go does not depend on them).
 //  2. The real rewrite is that construction: node for node the same ops,
 //     attributes and wiring as both proven ones, the same weights and bias as
-//     the one proven with the real weights; only Reshape targets may differ.
+//     the one proven with the real weights; only Reshape targets and MatMul
+//     constants (the D-tap matrix, which depends on D) may differ.
 //  3. Structurally, at the real shape: each Reshape target is what the layout
-//     contract of the fix asks for the node's own input and output shapes
-//     (checked on the small instances too, where it was proven to compute the
-//     layer), and ONNX strict shape inference over the rewritten nodes gives
-//     the node's own output shape.
+//     contract of the fix asks for the node's own input and output shapes, and
+//     each MatMul constant the 0/1 matrix its contract states for them
+//     (FixKind::matrices; both checked on the small instances too, where they
+//     were proven to compute the layer), and ONNX strict shape inference over
+//     the rewritten nodes gives the node's own output shape.
 #pragma once
 
 #include <cstdint>

@@ -57,9 +57,14 @@ bool conv_transpose(const Tensor& x, const Tensor& w, const Tensor* bias, const 
 bool reshape(const Tensor& x, const std::vector<int64_t>& target, Tensor& y, std::string& error);
 // ONNX Transpose; an empty perm reverses the dims.
 bool transpose(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y, std::string& error);
+// ONNX MatMul of operands of rank >= 2, batch dims broadcast (1-D operands
+// are refused). Same work limits as the convolutions.
+bool matmul(const Tensor& a, const Tensor& b, Tensor& y, std::string& error);
+// ONNX Add with multidirectional (numpy) broadcasting.
+bool add_broadcast(const Tensor& a, const Tensor& b, Tensor& y, std::string& error);
 
-// Runs `nodes` in order (Conv, ConvTranspose, Reshape, Transpose in the default
-// domain). A node input is looked up in `values` first, then in `initializers`
+// Runs `nodes` in order (Conv, ConvTranspose, Reshape, Transpose, MatMul, Add
+// in the default domain). A node input is looked up in `values` first, then in `initializers`
 // (float32 tensors; Reshape's shape must be an int64 initializer). Each node's
 // single output is stored into `values`. Attributes are strict: ONNX defaults
 // apply when absent, auto_pad must be NOTSET, unknown or unsupported attributes

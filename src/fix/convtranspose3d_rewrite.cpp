@@ -243,6 +243,40 @@ void conv3d_1x1x1_cost(const ConvTransposeParams& p, FixCost& c) {
   c.new_nodes = 4;
 }
 
+// Along D anything but a dilation: the D taps become channels and a 0/1
+// matrix of D*KD rows and Do columns sums them, so it must stay a matrix the
+// model can carry (16 MiB: D 512, KD 4, Do 2048).
+constexpr int64_t kMaxTapMatrix = int64_t{1} << 22;
+
+bool convtranspose2d_d_taps_applies(const ConvTransposeParams& p, std::string& why_not) {
+  if (p.dilations[0] != 1) {
+    why_not = "D dilation " + std::to_string(p.dilations[0]) + "; the D-tap rewrite needs D dilation 1";
+    return false;
+  }
+  if (p.input_shape.size() == 5 && p.input_shape[2] > 0) {
+    const int64_t cells = mul({p.input_shape[2], p.kernel[0], out_size(p, 0)});
+    if (cells < 0 || cells > kMaxTapMatrix) {
+      why_not = "the D-tap matrix (D*KD x Do) would hold more than 2^22 entries";
+      return false;
+    }
+  }
+  return true;
+}
+
+void convtranspose2d_d_taps_cost(const ConvTransposeParams& p, FixCost& c) {
+  const int64_t n = p.input_shape[0] > 0 ? p.input_shape[0] : 1;
+  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
+  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  const int64_t dout = out_size(p, 0), ho = out_size(p, 1), wo = out_size(p, 2);
+  c.intermediate_channels = mul({p.c_out, kd});
+  c.intermediate_elements = mul({n, d, p.c_out, kd, ho, wo});
+  // The 2-D ConvTranspose, then the MatMul: each output row of D*KD taps times the Do columns.
+  c.macs = add(mul({n, d, h, w, p.c_in, p.c_out / p.group, kd, kh, kw}), mul({n, p.c_out, ho, wo, d, kd, dout}));
+  // Three Transposes: the input in, the taps to the last axis, the output out.
+  c.moved_elements = add(add(mul({n, p.c_in, d, h, w}), c.intermediate_elements), mul({n, p.c_out, dout, ho, wo}));
+  c.new_nodes = p.has_bias ? 9 : 8;
+}
+
 std::string RewriteBuilder::node_name(const std::string& step) { return names.fresh(in.label + "_fix_" + step); }
 
 std::string RewriteBuilder::value_name(const std::string& step) {
@@ -357,6 +391,89 @@ bool conv3d_1x1x1_rewrite(RewriteBuilder& b, std::string& error) {
   *out.nodes.back().add_attribute() = ints_attr("perm", {0, 1, 5, 2, 6, 3, 7, 4});
   out.nodes.push_back(make_node("Reshape", b.node_name("reshape_out"),
                                 {t_out, b.shape_input("reshape_out", {-1, p.c_out, d * kd, h * kh, w * kw})}, y, b.doc));
+  return true;
+}
+
+// X [N,Ci,D,H,W] -> [N*D,Ci,H,W] -> 2-D ConvTranspose to Co*KD channels (the
+// D taps, no bias) -> [N,Co,Ho,Wo,D*KD] -> MatMul by the 0/1 matrix whose row
+// (d, kd) has its 1 in column d*sD + kd - pD (when inside [0, Do)) ->
+// [N,Co,Ho,Wo,Do] -> [N,Co,Do,Ho,Wo] (+ bias [Co,1,1,1]).
+bool convtranspose2d_d_taps_rewrite(RewriteBuilder& b, std::string& error) {
+  const ConvTransposeParams& p = b.in.params;
+  const std::string& x = b.in.node->input(0);
+  const std::string& y = b.in.node->output(0);
+  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
+  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  const int64_t cog = p.c_out / p.group;
+  const int64_t dout = out_size(p, 0), ho = out_size(p, 1), wo = out_size(p, 2);
+  const int64_t rows = mul({d, kd}), cells = mul({rows, dout});
+  if (cells < 0 || cells > kMaxTapMatrix) {
+    error = "the D-tap matrix (D*KD x Do) would hold more than 2^22 entries";
+    return false;
+  }
+  Rewrite& out = b.out;
+  const std::string t_in = b.value_name("transpose_in");
+  out.nodes.push_back(make_node("Transpose", b.node_name("transpose_in"), {x}, t_in, b.doc));
+  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 2, 1, 3, 4});
+  const std::string r_in = b.value_name("reshape_in");
+  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_in"),
+                                {t_in, b.shape_input("reshape_in", {-1, p.c_in, h, w})}, r_in, b.doc));
+
+  // The weight as convtranspose2d reads it: [Ci, (Co/g)*KD, KH, KW], same bytes.
+  const std::string weight_name = b.names.fresh(b.in.weight->name() + "_fix_" + b.fix);
+  onnx::TensorProto weight2 = b.reader != nullptr ? *b.in.weight : float_tensor(weight_name, {}, nullptr);
+  weight2.set_name(weight_name);
+  weight2.clear_dims();
+  for (int64_t dim : {p.c_in, cog * kd, kh, kw}) weight2.add_dims(dim);
+  const std::string conv_out = b.value_name("convtranspose2d");
+  out.nodes.push_back(
+      make_node("ConvTranspose", b.node_name("convtranspose2d"), {r_in, weight2.name()}, conv_out, b.doc));
+  out.initializers.push_back(std::move(weight2));
+  auto& ct = out.nodes.back();
+  *ct.add_attribute() = ints_attr("kernel_shape", {kh, kw});
+  *ct.add_attribute() = ints_attr("strides", {p.strides[1], p.strides[2]});
+  *ct.add_attribute() = ints_attr("pads", {p.pads[1], p.pads[2], p.pads[4], p.pads[5]});
+  *ct.add_attribute() = ints_attr("output_padding", {p.output_padding[1], p.output_padding[2]});
+  *ct.add_attribute() = ints_attr("dilations", {p.dilations[1], p.dilations[2]});
+  *ct.add_attribute() = int_attr("group", p.group);
+
+  const std::string r_mid = b.value_name("reshape_mid");
+  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_mid"),
+                                {conv_out, b.shape_input("reshape_mid", {-1, d, p.c_out, kd, ho, wo})}, r_mid, b.doc));
+  const std::string t_mid = b.value_name("transpose_mid");
+  out.nodes.push_back(make_node("Transpose", b.node_name("transpose_mid"), {r_mid}, t_mid, b.doc));
+  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 2, 4, 5, 1, 3});
+  const std::string r_taps = b.value_name("reshape_taps");
+  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_taps"),
+                                {t_mid, b.shape_input("reshape_taps", {-1, p.c_out, ho, wo, rows})}, r_taps, b.doc));
+
+  // Rank 5 like the taps it multiplies (the Nash MatMul wants equal ranks).
+  std::string matrix;
+  if (b.reader != nullptr) {
+    matrix.assign(static_cast<size_t>(cells) * 4, '\0');
+    const float one = 1.0f;
+    for (int64_t id = 0; id < d; ++id) {
+      for (int64_t k = 0; k < kd; ++k) {
+        const int64_t od = id * p.strides[0] + k - p.pads[0];
+        if (od >= 0 && od < dout) std::memcpy(&matrix[static_cast<size_t>((id * kd + k) * dout + od) * 4], &one, 4);
+      }
+    }
+  }
+  out.initializers.push_back(float_tensor(b.names.fresh(b.in.label + "_fix_taps"), {1, 1, 1, rows, dout},
+                                          b.reader ? &matrix : nullptr));
+  const std::string summed = b.value_name("matmul_taps");
+  out.nodes.push_back(
+      make_node("MatMul", b.node_name("matmul_taps"), {r_taps, out.initializers.back().name()}, summed, b.doc));
+  const std::string t_out = p.has_bias ? b.value_name("transpose_out") : y;
+  out.nodes.push_back(make_node("Transpose", b.node_name("transpose_out"), {summed}, t_out, b.doc));
+  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 1, 4, 2, 3});
+  if (p.has_bias) {
+    // After the sum: an output depth no tap reaches still gets its bias.
+    out.initializers.push_back(float_tensor(b.names.fresh(b.in.bias->name() + "_fix_" + b.fix), {p.c_out, 1, 1, 1},
+                                            b.reader ? &b.bias_raw : nullptr));
+    out.nodes.push_back(
+        make_node("Add", b.node_name("add_bias"), {t_out, out.initializers.back().name()}, y, b.doc));
+  }
   return true;
 }
 

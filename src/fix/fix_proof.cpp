@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -185,11 +186,70 @@ bool spatial_entries_distinct(const ConvTransposeParams& p, const std::vector<st
   return true;
 }
 
+// The constant operand of each MatMul of a rewrite, in node order (a tensor
+// with no dims when it is not a float initializer the interpreter decodes).
+std::vector<Tensor> matmul_constants(const Rewrite& r) {
+  std::vector<Tensor> out;
+  for (const auto& n : r.nodes) {
+    if (n.op_type() != "MatMul" || n.input_size() != 2) continue;
+    const onnx::TensorProto* t = find_initializer(r, n.input(1));
+    std::string ignored;
+    out.emplace_back();
+    if (t == nullptr || !tensor_from_proto(*t, out.back(), ignored)) out.back() = Tensor{};
+  }
+  return out;
+}
+
+// Whether each MatMul constant is the 0/1 matrix the fix's contract states
+// for these shapes (FixKind::matrices): like a Reshape target, it depends on
+// the shape, so the real one is checked here rather than against the proven one.
+bool check_matrices(const std::string& fix, const ConvTransposeParams& p, const Rewrite& r,
+                    const std::vector<int64_t>& in, const std::vector<int64_t>& out, const std::string& where,
+                    std::string& error) {
+  const FixKind* kind = find_fix_kind(fix);
+  const std::vector<SelectionMatrix> contract =
+      kind != nullptr && kind->matrices != nullptr ? kind->matrices(p, in, out) : std::vector<SelectionMatrix>{};
+  const std::vector<Tensor> found = matmul_constants(r);
+  const std::string what = "the MatMul constants do not match the D taps of input " + shape_text(in) + " and output " +
+                           shape_text(out) + where;
+  if (found.size() != contract.size()) {
+    error = what + " (" + std::to_string(found.size()) + " MatMul constants, expected " +
+            std::to_string(contract.size()) + ")";
+    return false;
+  }
+  for (size_t i = 0; i < found.size(); ++i) {
+    const Tensor& t = found[i];
+    const SelectionMatrix& m = contract[i];
+    if (t.shape != m.dims) {
+      error = what + " (matrix " + shape_text(t.shape) + ", expected " + shape_text(m.dims) + ")";
+      return false;
+    }
+    // One pass against the contract's ones (in increasing order), no second matrix.
+    if (!std::is_sorted(m.ones.begin(), m.ones.end()) ||
+        (!m.ones.empty() && (m.ones.front() < 0 || static_cast<size_t>(m.ones.back()) >= t.data.size()))) {
+      error = what + " (the contract's ones are not positions of the matrix in order)";
+      return false;
+    }
+    size_t next = 0;
+    for (size_t at = 0; at < t.data.size(); ++at) {
+      const bool one = next < m.ones.size() && static_cast<size_t>(m.ones[next]) == at;
+      next += one ? 1 : 0;
+      if (t.data[at] != (one ? 1.0f : 0.0f)) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%g", static_cast<double>(t.data[at]));
+        error = what + " (entry " + std::to_string(at) + " is " + value + ", expected " + (one ? "1" : "0") + ")";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool check_contract(const std::string& fix, const ConvTransposeParams& p, const Rewrite& r,
                     const std::vector<int64_t>& in, const std::vector<int64_t>& out, const std::string& where,
                     std::string& error) {
   const auto targets = reshape_targets(r), contract = layout_contract(fix, p, in, out);
-  if (targets == contract) return true;
+  if (targets == contract) return check_matrices(fix, p, r, in, out, where, error);
   error = "the Reshape targets do not match the layout of input " + shape_text(in) + " and output " +
           shape_text(out) + where;
   for (size_t i = 0; i < std::min(targets.size(), contract.size()); ++i) {
@@ -204,8 +264,9 @@ bool check_contract(const std::string& fix, const ConvTransposeParams& p, const 
 // Both rewrites come from build_rewrite for layers of the same shape: the
 // real one must be the proven one with other Reshape targets and other names.
 // Names are compared by role: the layer's input (x), the output of node k, or
-// an initializer, compared by content except Reshape targets (and, for a
-// proof on stand-in weights, float weights and bias: dims and type only).
+// an initializer, compared by content except Reshape targets and MatMul
+// constants (both shape-dependent, checked by check_contract) and, for a
+// proof on stand-in weights, float weights and bias: dims and type only.
 struct Ends {
   std::string x, y;  // the layer's input and output names in a rewrite
 };
@@ -246,7 +307,7 @@ bool same_construction(const Rewrite& proven, const Ends& pe, const Rewrite& rea
         const onnx::TensorProto *ta = find_initializer(proven, na), *tb = find_initializer(real, nb);
         same = ta != nullptr && tb != nullptr;
         const bool weight = ta->data_type() == onnx::TensorProto::FLOAT;
-        if (same && !(a.op_type() == "Reshape" && k == 1)) {
+        if (same && !((a.op_type() == "Reshape" || a.op_type() == "MatMul") && k == 1)) {
           same = same_weights || !weight ? same_tensor.Compare(*ta, *tb) : same_kind(*ta, *tb);
         }
       }
@@ -654,6 +715,30 @@ LayoutTargets conv3d_1x1x1_layout(const ConvTransposeParams& p, const std::vecto
   const LayoutEntry kd{p.kernel[0], -1}, kh{p.kernel[1], -1}, kw{p.kernel[2], -1};
   const LayoutEntry d{in[2], 0}, h{in[3], 1}, w{in[4], 2}, dout{out[2], 3}, ho{out[3], 4}, wo{out[4], 5};
   return {{batch, co, kd, kh, kw, d, h, w}, {batch, co, dout, ho, wo}};
+}
+
+LayoutTargets convtranspose2d_d_taps_layout(const ConvTransposeParams& p, const std::vector<int64_t>& in,
+                                            const std::vector<int64_t>& out) {
+  const LayoutEntry batch{-1, -1}, c{in[1], -1}, co{out[1], -1}, kd{p.kernel[0], -1};
+  const LayoutEntry d{in[2], 0}, h{in[3], 1}, w{in[4], 2}, ho{out[3], 4}, wo{out[4], 5};
+  const LayoutEntry taps{in[2] * p.kernel[0], 0};  // (D, KD) as one axis: set by D
+  return {{batch, c, h, w}, {batch, d, co, kd, ho, wo}, {batch, co, ho, wo, taps}};
+}
+
+// Tap kd of input depth i writes output depth i*sD + kd - pD_begin (ONNX
+// ConvTranspose, dilation 1), when that lies inside the output.
+std::vector<SelectionMatrix> convtranspose2d_d_taps_matrices(const ConvTransposeParams& p,
+                                                             const std::vector<int64_t>& in,
+                                                             const std::vector<int64_t>& out) {
+  const int64_t d = in[2], kd = p.kernel[0], dout = out[2];
+  SelectionMatrix m{{1, 1, 1, d * kd, dout}, {}};
+  for (int64_t i = 0; i < d; ++i) {
+    for (int64_t k = 0; k < kd; ++k) {
+      const int64_t o = i * p.strides[0] + k - p.pads[0];
+      if (o >= 0 && o < dout) m.ones.push_back((i * kd + k) * dout + o);
+    }
+  }
+  return {m};
 }
 
 }  // namespace bpulint

@@ -91,15 +91,22 @@ Violations replacement_violations(const std::string& fix, const NodeFacts& node,
 }
 
 // Best first: applicable, then free of new errors, then the fewest new
-// warnings, then the fewest intermediate channels (what the BPU's convolution
-// cost follows: the case study measured 1.55x between 320 and 1280 channels),
-// then data moved, MACs.
+// warnings, then a kind made for the layer before a fallback that covers it
+// too (FixKind::fallback: the D-tap rewrite adds a MatMul and a Transpose to
+// what convtranspose2d does on a non-overlapping D), then the fewest
+// intermediate channels (what the BPU's convolution cost follows: the case
+// study measured 1.55x between 320 and 1280 channels), then data moved, MACs.
 bool better(const FixOption& a, const FixOption& b) {
   if (a.applicable != b.applicable) return a.applicable;
   if ((a.new_errors == 0) != (b.new_errors == 0)) return a.new_errors == 0;
   const size_t warnings_a = a.new_violations.size() - static_cast<size_t>(a.new_errors);
   const size_t warnings_b = b.new_violations.size() - static_cast<size_t>(b.new_errors);
   if (warnings_a != warnings_b) return warnings_a < warnings_b;
+  const auto fallback = [](const FixOption& o) {
+    const FixKind* kind = find_fix_kind(o.id);
+    return kind != nullptr && kind->fallback;
+  };
+  if (fallback(a) != fallback(b)) return !fallback(a);
   auto key = [](const FixCost& c) {
     auto known = [](int64_t v) { return v < 0 ? INT64_MAX : v; };
     return std::make_tuple(known(c.intermediate_channels), known(c.moved_elements), known(c.macs));

@@ -149,6 +149,83 @@ const char* const kTorchConv3d1x1x1Source = R"PY(class ConvTranspose3dAsConv3d1x
         return y.squeeze(0) if unbatched else y
 )PY";
 
+const char* const kTorchConvTranspose2dDTapsSource = R"PY(class ConvTranspose3dAsConvTranspose2dDTaps(nn.Module):
+    """Drop-in replacement for an nn.ConvTranspose3d whose depth (D) axis overlaps.
+
+    Any kernel D, stride D, padding D and output_padding D (dilation D must be 1), for instance
+    nn.ConvTranspose3d(c, c2, 3, stride=2, padding=1, output_padding=1). The layer is a 2-D
+    ConvTranspose over (H, W) with D folded into the batch and the KD depth taps as extra output
+    channels (no bias), then a product with a constant 0/1 matrix that adds tap kd of input depth
+    d into output depth d*stride_D + kd - padding_D, then the bias: ops the Horizon J6P BPU runs
+    (2-D ConvTranspose, Transpose/Reshape, MatMul, Add), where the 3-D ConvTranspose falls back to
+    the CPU. H and W keep any stride, padding, output_padding and dilation; groups and bias are
+    supported. The matrix depends on the input depth D and is built in forward(), so an ONNX
+    export holds it for the D of the example input (Horizon compiles static shapes). Exact for
+    finite values; an inf or NaN that reaches the matrix spreads along D through its zeros.
+    Build it from the original layer after its weights are loaded (they are copied). Unlike
+    nn.ConvTranspose3d, forward() takes no output_size argument. Where kernel D == stride D with
+    no D padding, prefer ConvTranspose3dAsConvTranspose2d: it needs no matrix product.
+    """
+
+    def __init__(self, layer: nn.ConvTranspose3d):
+        super().__init__()
+        if not isinstance(layer, nn.ConvTranspose3d):
+            raise ValueError("ConvTranspose3dAsConvTranspose2dDTaps needs an nn.ConvTranspose3d, got "
+                             + type(layer).__name__)
+        if layer.dilation[0] != 1:
+            raise ValueError("ConvTranspose3dAsConvTranspose2dDTaps needs dilation D == 1; this layer has "
+                             f"dilation D {layer.dilation[0]}")
+        kd, kh, kw = layer.kernel_size
+        weight = layer.weight  # [C_in, C_out / groups, KD, KH, KW]
+        c_in, c_out_per_group = weight.shape[0], weight.shape[1]
+        self.out_channels = layer.out_channels
+        self.kd = kd
+        self.stride_d = layer.stride[0]
+        self.padding_d = layer.padding[0]
+        self.output_padding_d = layer.output_padding[0]
+        # 2-D output channel (within a group) co_l * KD + kd: a pure reshape of the 3-D weight.
+        self.conv = nn.ConvTranspose2d(
+            c_in, layer.out_channels * kd, (kh, kw), stride=tuple(layer.stride[1:]),
+            padding=tuple(layer.padding[1:]), output_padding=tuple(layer.output_padding[1:]),
+            groups=layer.groups, bias=False, dilation=tuple(layer.dilation[1:]),
+            device=weight.device, dtype=weight.dtype)
+        with torch.no_grad():
+            self.conv.weight.copy_(weight.reshape(c_in, c_out_per_group * kd, kh, kw))
+        # Added after the sum: an output depth that no tap reaches still gets its bias.
+        self.bias = None if layer.bias is None else nn.Parameter(layer.bias.detach().clone())
+        self.train(layer.training)
+
+    def taps(self, d: int, like: torch.Tensor) -> torch.Tensor:
+        """[1, 1, 1, D*KD, D_out]: 1 where tap kd of input depth i lands on output depth o."""
+        d_out = (d - 1) * self.stride_d - 2 * self.padding_d + self.kd + self.output_padding_d
+        rows = []
+        for i in range(d):
+            for k in range(self.kd):
+                o = i * self.stride_d + k - self.padding_d
+                rows.append([1.0 if j == o else 0.0 for j in range(d_out)])
+        return torch.tensor(rows, dtype=like.dtype, device=like.device).reshape(1, 1, 1, d * self.kd, d_out)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() not in (4, 5):
+            raise ValueError(f"expected a 4-D (unbatched) or 5-D input, got {x.dim()}-D")
+        unbatched = x.dim() == 4
+        if unbatched:
+            x = x.unsqueeze(0)
+        n, c, d, h, w = x.shape
+        d = int(d)  # the matrix is a constant for this depth
+        # [N, C_in, D, H, W] -> [N*D, C_in, H, W]: each depth slice is an independent 2-D image.
+        y = self.conv(x.transpose(1, 2).reshape(n * d, c, h, w))
+        h_out, w_out = y.shape[-2], y.shape[-1]
+        # [N*D, C_out*KD, H', W'] -> [N, C_out, H', W', D*KD]: each output column's taps last.
+        y = y.reshape(n, d, self.out_channels, self.kd, h_out, w_out).permute(0, 2, 4, 5, 1, 3)
+        y = y.reshape(n, self.out_channels, h_out, w_out, d * self.kd)
+        # Each tap into its output depth, then [N, C_out, D_out, H', W'].
+        y = torch.matmul(y, self.taps(d, y)).permute(0, 1, 4, 2, 3)
+        if self.bias is not None:
+            y = y + self.bias.view(-1, 1, 1, 1)
+        return y.squeeze(0) if unbatched else y
+)PY";
+
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -229,7 +306,11 @@ TorchPadding torch_padding(const Params3d& p) {
 std::vector<std::string> precondition_problems(const FixKind& f, const Params3d& p) {
   static const char* const kAxis[3] = {"D", "H", "W"};
   std::vector<std::string> problems;
-  const int axes = f.torch_all_axes ? 3 : 1;
+  if (f.torch_preconditions == TorchPreconditions::UndilatedD) {
+    if (p.dilation[0] != 1) problems.push_back("dilation D != 1");
+    return problems;
+  }
+  const int axes = f.torch_preconditions == TorchPreconditions::NonOverlappingAll ? 3 : 1;
   for (int i = 0; i < axes; ++i) {
     const std::string a = kAxis[i];
     if (p.stride[i] != p.kernel[i]) problems.push_back("stride " + a + " != kernel " + a);

@@ -460,6 +460,124 @@ bool transpose_impl(const Tensor& x, const std::vector<int64_t>& perm_in, Tensor
 }
 
 // ---------------------------------------------------------------------------
+// MatMul and Add: numpy broadcasting over the leading (batch) dims.
+
+// The broadcast of two shapes aligned at their last dims; false when a pair
+// of dims is neither equal nor 1.
+bool broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>& out,
+                    std::string& error) {
+  const size_t r = std::max(a.size(), b.size());
+  out.assign(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t x = i + a.size() >= r ? a[i + a.size() - r] : 1;
+    const int64_t y = i + b.size() >= r ? b[i + b.size() - r] : 1;
+    if (x != y && x != 1 && y != 1)
+      return fail(error, "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    out[i] = x == 1 ? y : x;
+  }
+  return true;
+}
+
+// Row-major strides of `dims` read as a broadcast to `to` (0 along a dim
+// that is 1 or missing), aligned at the last dims.
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& dims, const std::vector<int64_t>& to) {
+  const std::vector<int64_t> own = row_major_strides(dims);
+  std::vector<int64_t> out(to.size(), 0);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const size_t at = i + to.size() - dims.size();
+    out[at] = dims[i] == 1 ? 0 : own[i];
+  }
+  return out;
+}
+
+// Calls f(offset_a, offset_b) for each index of `shape` in row-major order.
+template <typename F>
+void for_each_broadcast(const std::vector<int64_t>& shape, const std::vector<int64_t>& sa,
+                        const std::vector<int64_t>& sb, F&& f) {
+  int64_t total = 1;
+  for (int64_t d : shape) total *= d;
+  if (total == 0) return;
+  std::vector<int64_t> idx(shape.size(), 0);
+  int64_t oa = 0, ob = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    f(oa, ob);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) {
+        oa += sa[d];
+        ob += sb[d];
+        break;
+      }
+      oa -= sa[d] * (shape[d] - 1);
+      ob -= sb[d] * (shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+// ONNX MatMul of operands of rank >= 2 (1-D operands are refused: no rewrite
+// builds one). Accumulates in double, multiplying every pair (0 * inf stays NaN).
+bool matmul_impl(const Tensor& a, const Tensor& b, Tensor& y, std::string& error) {
+  if (!validate_tensor(a, "input A", error) || !validate_tensor(b, "input B", error)) return false;
+  if (a.shape.size() < 2 || b.shape.size() < 2)
+    return fail(error, "operands " + shape_str(a.shape) + " and " + shape_str(b.shape) +
+                           " must have rank 2 or more (1-D MatMul is not supported)");
+  const int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back();
+  const int64_t k2 = b.shape[b.shape.size() - 2], n = b.shape.back();
+  if (k != k2)
+    return fail(error, "inner dims differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
+  const std::vector<int64_t> batch_a(a.shape.begin(), a.shape.end() - 2), batch_b(b.shape.begin(), b.shape.end() - 2);
+  std::vector<int64_t> batch;
+  if (!broadcast_dims(batch_a, batch_b, batch, error)) return false;
+  std::vector<int64_t> out_shape = batch;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  int64_t elements = 0, work = 0;
+  if (!checked_numel(out_shape, elements) || elements > kMaxOutputElements)
+    return fail(error, "output " + shape_str(out_shape) + " exceeds the limit of " +
+                           std::to_string(kMaxOutputElements) + " elements");
+  if (!checked_mul(elements, k, work) || work > kMaxConvMacs)
+    return fail(error, "needs more than " + std::to_string(kMaxConvMacs) + " multiply-accumulates");
+  // Offsets of each batch item's matrices, in the operands' own element units.
+  std::vector<int64_t> sa = broadcast_strides(batch_a, batch), sb = broadcast_strides(batch_b, batch);
+  for (auto& v : sa) v *= m * k;
+  for (auto& v : sb) v *= k * n;
+  Tensor out;
+  out.shape = out_shape;
+  out.data.assign(static_cast<size_t>(elements), 0.0f);
+  std::vector<double> row(static_cast<size_t>(n));
+  int64_t item = 0;
+  for_each_broadcast(batch, sa, sb, [&](int64_t oa, int64_t ob) {
+    for (int64_t i = 0; i < m; ++i) {
+      std::fill(row.begin(), row.end(), 0.0);
+      for (int64_t j = 0; j < k; ++j) axpy(row.data(), a.data[static_cast<size_t>(oa + i * k + j)], &b.data[static_cast<size_t>(ob + j * n)], n);
+      float* dst = &out.data[static_cast<size_t>((item * m + i) * n)];
+      for (int64_t c = 0; c < n; ++c) dst[c] = static_cast<float>(row[static_cast<size_t>(c)]);
+    }
+    ++item;
+  });
+  y = std::move(out);
+  return true;
+}
+
+// ONNX Add, multidirectional broadcasting.
+bool add_impl(const Tensor& a, const Tensor& b, Tensor& y, std::string& error) {
+  if (!validate_tensor(a, "input A", error) || !validate_tensor(b, "input B", error)) return false;
+  std::vector<int64_t> shape;
+  if (!broadcast_dims(a.shape, b.shape, shape, error)) return false;
+  int64_t elements = 0;
+  if (!checked_numel(shape, elements) || elements > kMaxOutputElements)
+    return fail(error, "output " + shape_str(shape) + " exceeds the limit of " + std::to_string(kMaxOutputElements) +
+                           " elements");
+  Tensor out;
+  out.shape = shape;
+  out.data.reserve(static_cast<size_t>(elements));
+  for_each_broadcast(shape, broadcast_strides(a.shape, shape), broadcast_strides(b.shape, shape),
+                     [&](int64_t oa, int64_t ob) { out.data.push_back(a.data[static_cast<size_t>(oa)] + b.data[static_cast<size_t>(ob)]); });
+  y = std::move(out);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
 // TensorProto decoding. Raw data is little-endian by the ONNX spec; decoding
 // byte by byte keeps this correct on any host.
 
@@ -641,6 +759,16 @@ bool run_transpose_node(const Env& env, const onnx::NodeProto& node, Tensor& y, 
   return transpose_impl(*x, perm, y, error);
 }
 
+// MatMul and Add: two float inputs, no attributes.
+bool run_binary_node(const Env& env, const onnx::NodeProto& node, bool is_matmul, Tensor& y, std::string& error) {
+  if (node.input_size() != 2) return fail(error, "expected 2 inputs, got " + std::to_string(node.input_size()));
+  if (node.attribute_size() != 0) return fail(error, "unsupported attribute '" + node.attribute(0).name() + "'");
+  Tensor a_store, b_store;
+  const Tensor *a = nullptr, *b = nullptr;
+  if (!float_input(env, node, 0, a_store, a, error) || !float_input(env, node, 1, b_store, b, error)) return false;
+  return is_matmul ? matmul_impl(*a, *b, y, error) : add_impl(*a, *b, y, error);
+}
+
 bool run_node(const Env& env, const onnx::NodeProto& node, std::string& error) {
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     return fail(error, "domain '" + node.domain() + "' is not supported");
@@ -656,6 +784,8 @@ bool run_node(const Env& env, const onnx::NodeProto& node, std::string& error) {
     ok = run_reshape_node(env, node, y, error);
   } else if (op == "Transpose") {
     ok = run_transpose_node(env, node, y, error);
+  } else if (op == "MatMul" || op == "Add") {
+    ok = run_binary_node(env, node, op == "MatMul", y, error);
   } else {
     return fail(error, "unsupported op");
   }
@@ -689,6 +819,14 @@ bool reshape(const Tensor& x, const std::vector<int64_t>& target, Tensor& y, std
 
 bool transpose(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y, std::string& error) {
   return guarded(error, "Transpose", [&] { return transpose_impl(x, perm, y, error); });
+}
+
+bool matmul(const Tensor& a, const Tensor& b, Tensor& y, std::string& error) {
+  return guarded(error, "MatMul", [&] { return matmul_impl(a, b, y, error); });
+}
+
+bool add_broadcast(const Tensor& a, const Tensor& b, Tensor& y, std::string& error) {
+  return guarded(error, "Add", [&] { return add_impl(a, b, y, error); });
 }
 
 bool run_nodes(const std::vector<const onnx::NodeProto*>& nodes,

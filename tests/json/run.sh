@@ -63,8 +63,11 @@ run statistics 1 tests/exports examples --statistics
 run fix 0 examples/case_study.onnx --fix --fixed-model "$out/fixed.onnx"
 run fix_external 0 examples/case_study.onnx --fix --fixed-model "$out/fixed-ext.onnx" --external-data
 run fix_conv3d 0 examples/case_study.onnx --fix --fix-strategy conv3d-1x1x1 --fixed-model "$out/fixed-c3.onnx"
-# A fix that cannot apply everywhere: a dynamic export's ConvTranspose3d is left with a reason.
+# A dynamic export: every ConvTranspose3d is fixed (up3, overlapping along D, with the D taps); the
+# dynamic input itself is left (BPU9005).
 run fix_dynamic 1 tests/exports/occupancy_dynamic.onnx --fix --fixed-model "$out/fixed-dyn.onnx"
+run fix_dtaps 0 tests/exports/occupancy_static.onnx --fix --fixed-model "$out/fixed-occ.onnx"
+run fix_dtaps_forced 0 examples/case_study.onnx --fix --fix-strategy convtranspose2d-d-taps --fixed-model "$out/fixed-taps.onnx"
 cat >"$out/waivers.yaml" <<'YAML'
 waivers:
   - rule: BPU1102

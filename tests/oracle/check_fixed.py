@@ -15,11 +15,13 @@ Checks, on FIXED:
     metadata_props unchanged;
   - the naming contract for everything new: nodes `<node>_fix_<step>`, values
     `<node>_fix_<step>_out`, initializers `<weight>_fix_<fix-id>`, `<bias>_fix_<fix-id>`,
-    `<node>_fix_shape_<step>`, where `<node>` is the rewritten node's name or `<OpType>_<index>`
-    when unnamed; no new name equals any name of ORIG; a suffix `_k` (k >= 2) is used only when
-    the base name and every `_2`..`_{k-1}` are taken;
+    `<node>_fix_shape_<step>`, `<node>_fix_taps` (the D-tap matrix), where `<node>` is the
+    rewritten node's name or `<OpType>_<index>` when unnamed; no new name equals any name of
+    ORIG; a suffix `_k` (k >= 2) is used only when the base name and every `_2`..`_{k-1}` are taken;
   - with --strategy: new ops are only Transpose/Reshape plus, per rewritten node, one 2-D
-    ConvTranspose (convtranspose2d) or one 1x1x1 stride-1 Conv (conv3d-1x1x1).
+    ConvTranspose (convtranspose2d), one 1x1x1 stride-1 Conv (conv3d-1x1x1), or one 2-D
+    ConvTranspose without bias, one MatMul by a constant 0/1 matrix with one 1 at most per row,
+    and one Add when the layer has a bias (convtranspose2d-d-taps).
 Prints each problem on its own line prefixed `problem: ` and a final `check_fixed: ok|N problems`.
 Exit 0 ok, 1 problems, 2 usage error or unreadable model.
 """
@@ -27,13 +29,15 @@ import collections
 import re
 import sys
 
+import numpy as np
 import onnx
 from onnx import numpy_helper
 
 STEPS = ("transpose_in", "reshape_in", "convtranspose2d", "conv1x1x1", "reshape_mid", "transpose_mid",
-         "reshape_out", "transpose_out")
+         "reshape_out", "transpose_out", "reshape_taps", "matmul_taps", "add_bias")
 STEP_RE = "|".join(STEPS)
-NEW_OPS = {"Transpose", "Reshape", "ConvTranspose", "Conv"}
+NEW_OPS = {"Transpose", "Reshape", "ConvTranspose", "Conv", "MatMul", "Add"}
+STRATEGIES = ("convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps")
 
 
 def subgraphs(node):
@@ -261,6 +265,7 @@ class Checker:
         node_re = re.compile(r"^(%s)_fix_(%s)(?:_(\d+))?$" % (pre_re, STEP_RE))
         value_re = re.compile(r"^(%s)_fix_(%s)_out(?:_(\d+))?$" % (pre_re, STEP_RE))
         shape_re = re.compile(r"^(%s)_fix_shape_(%s)(?:_(\d+))?$" % (pre_re, STEP_RE))
+        taps_re = re.compile(r"^(%s)_fix_taps(?:_(\d+))?$" % pre_re)
         wb_names = set()
         for n in o_by_prefix.values():
             wb_names.update(i for i in n.input[1:3] if i)
@@ -326,19 +331,26 @@ class Checker:
         for t in new_inits:
             if t in orig_names:
                 self.problem("new initializer '%s' clashes with a name of the original model" % t)
-            m = shape_re.match(t) or wb_re.match(t)
+            m = shape_re.match(t) or taps_re.match(t) or wb_re.match(t)
             if not m:
-                self.problem("new initializer '%s' does not follow <weight|bias>_fix_<fix-id>[_k] "
-                             "or <node>_fix_shape_<step>[_k]" % t)
+                self.problem("new initializer '%s' does not follow <weight|bias>_fix_<fix-id>[_k], "
+                             "<node>_fix_shape_<step>[_k] or <node>_fix_taps[_k]" % t)
             else:
                 check_suffix("initializer", t, m)
         if self.strategy:
             self.check_strategy(per_prefix, fixed_ranks)
 
     def check_strategy(self, per_prefix, fixed_ranks):
-        core_op = "ConvTranspose" if self.strategy == "convtranspose2d" else "Conv"
+        core_op = "Conv" if self.strategy == "conv3d-1x1x1" else "ConvTranspose"
         other_core = "Conv" if core_op == "ConvTranspose" else "ConvTranspose"
+        taps = self.strategy == "convtranspose2d-d-taps"
         for p, nodes in per_prefix.items():
+            matmuls = [n for n in nodes if n.op_type == "MatMul"]
+            adds = [n for n in nodes if n.op_type == "Add"]
+            if not taps and (matmuls or adds):
+                self.problem("rewritten node '%s': new MatMul/Add under strategy %s" % (p, self.strategy))
+            if taps:
+                self.check_taps(p, nodes, matmuls, adds)
             core = [n for n in nodes if n.op_type == core_op]
             if len(core) != 1:
                 self.problem("rewritten node '%s': %d new %s nodes, expected 1 for strategy %s"
@@ -361,6 +373,36 @@ class Checker:
                             any(attr(n, "pads", [0] * 6)):
                         self.problem("new Conv '%s' must have strides/dilations 1 and pads 0" % n.name)
 
+    def check_taps(self, p, nodes, matmuls, adds):
+        """The D-tap rewrite: the 2-D ConvTranspose has no bias, one MatMul multiplies by a constant
+        0/1 matrix (at most one 1 per row: each tap lands on one output depth or none), the bias
+        (when the layer has one) comes in one Add of a [C_out, 1, 1, 1] constant."""
+        inits = {t.name: t for t in self.fixed.graph.initializer}
+        for n in nodes:
+            if n.op_type == "ConvTranspose" and len(n.input) > 2 and n.input[2]:
+                self.problem("rewritten node '%s': the 2-D ConvTranspose '%s' has a bias under %s"
+                             % (p, n.name, self.strategy))
+        if len(matmuls) != 1:
+            self.problem("rewritten node '%s': %d new MatMul nodes, expected 1 for strategy %s"
+                         % (p, len(matmuls), self.strategy))
+        for n in matmuls:
+            t = inits.get(n.input[1])
+            if t is None:
+                self.problem("new MatMul '%s': input 1 '%s' is not an initializer" % (n.name, n.input[1]))
+                continue
+            m = numpy_helper.to_array(t)
+            rows = m.reshape(-1, m.shape[-1]) if m.ndim >= 2 else m.reshape(1, -1)
+            if m.ndim < 2 or any(d != 1 for d in m.shape[:-2]) or not set(np.unique(m)) <= {0.0, 1.0} \
+                    or (rows.sum(axis=1) > 1).any():
+                self.problem("new MatMul '%s': its constant %s is not a 0/1 tap matrix with at most one 1 "
+                             "per row" % (n.name, list(m.shape)))
+        if len(adds) > 1:
+            self.problem("rewritten node '%s': %d new Add nodes, expected at most 1" % (p, len(adds)))
+        for n in adds:
+            t = inits.get(n.input[1])
+            if t is None or len(t.dims) != 4 or list(t.dims[1:]) != [1, 1, 1]:
+                self.problem("new Add '%s': input 1 is not a [C_out, 1, 1, 1] bias" % n.name)
+
 
 def main(argv):
     args = argv[1:]
@@ -372,7 +414,7 @@ def main(argv):
             return 2
         strategy = args[i + 1]
         del args[i:i + 2]
-        if strategy not in ("convtranspose2d", "conv3d-1x1x1"):
+        if strategy not in STRATEGIES:
             sys.stderr.write("check_fixed.py: unknown strategy %s\n" % strategy)
             return 2
     if len(args) != 3 or not args[2].isdigit():

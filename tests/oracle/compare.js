@@ -6,9 +6,11 @@
 //   SHAPES_JSON: a file path, or inline JSON (starting with '[' or '{'): one shape set or a list
 //   of them; a shape set maps each input name of ORIG to its concrete shape, either
 //   [1, 8, 2, 3, 3] or {"shape": [...], "dtype": "float32"}. The models run once per set.
-// Prints one line per output per shape set with the max abs diff; exits 0 when every diff is
-// <= TOL (1e-4, or env ORACLE_TOL), 1 on any larger diff / shape or dtype mismatch / missing
-// output / non-finite mismatch, 2 on usage or load errors.
+// Prints one line per output per shape set with the max abs diff and the relative error (max abs
+// diff over the original output's largest magnitude); exits 0 when every diff is <= TOL (1e-4, or
+// env ORACLE_TOL) and every relative error <= REL_TOL (1e-5, or env ORACLE_REL_TOL), 1 on any
+// larger one / shape or dtype mismatch / missing output / non-finite mismatch, 2 on usage or load
+// errors.
 // onnxruntime-node is resolved through NODE_PATH (run_oracle.sh sets it).
 'use strict';
 
@@ -23,6 +25,7 @@ try {
 }
 
 const TOL = process.env.ORACLE_TOL ? Number(process.env.ORACLE_TOL) : 1e-4;
+const REL_TOL = process.env.ORACLE_REL_TOL ? Number(process.env.ORACLE_REL_TOL) : 1e-5;
 const OPT_LEVEL = process.env.ORACLE_ORT_OPT || 'disabled'; // disabled | basic | extended | all
 const SEED = 20260629;
 
@@ -78,6 +81,16 @@ function metaType(session, name) {
   const list = Array.isArray(meta) ? meta : Object.values(meta);
   const m = list.find((v) => v && v.name === name);
   return m && m.isTensor ? m.type : undefined;
+}
+
+// The largest finite magnitude of a tensor's values (0 when none is finite and non-zero).
+function maxAbs(a) {
+  let max = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = Math.abs(Number(a[i]));
+    if (Number.isFinite(x) && x > max) max = x;
+  }
+  return max;
 }
 
 function maxAbsDiff(a, b) {
@@ -189,8 +202,11 @@ async function main() {
       }
       const [d, problem] = maxAbsDiff(ta.data, tb.data);
       if (problem) { fail(`${where}: ${problem}`); continue; }
-      const ok = d <= TOL;
-      console.log(`${ok ? 'ok  ' : 'FAIL'} ${where} shape [${ta.dims}] max_abs_diff ${d.toExponential(3)}`);
+      const scale = maxAbs(ta.data);
+      const rel = scale > 0 ? d / scale : (d === 0 ? 0 : Infinity);
+      const ok = d <= TOL && rel <= REL_TOL;
+      console.log(`${ok ? 'ok  ' : 'FAIL'} ${where} shape [${ta.dims}] max_abs_diff ${d.toExponential(3)} ` +
+                  `rel_err ${rel.toExponential(3)}`);
       if (!ok) failed = true;
     }
   }

@@ -11,7 +11,7 @@ entry in OUTDIR/fixtures.json:
    "inputs": [{"name": "x", "dtype": "float32", "shape": ["N", 8, 2, 3, 3], "dynamic": ["N"]}],
    "convtranspose3d_nodes": total 3-D ConvTranspose nodes,
    "expect": {"convtranspose2d": {"exit": 0|1, "rewritten": K}, "conv3d-1x1x1": {...},
-              "auto": {...} (same as convtranspose2d)},
+              "convtranspose2d-d-taps": {...}, "auto": {...} (same as convtranspose2d-d-taps)},
    "description": ..., "args": extra bpu-lint arguments (e.g. an --input-shape pin)}
 
 Each model is asserted to pass onnx.checker.check_model(full_check=True) and strict shape
@@ -27,7 +27,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 17
 IR_VERSION = 8
-STRATEGIES = ("convtranspose2d", "conv3d-1x1x1")
+STRATEGIES = ("convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps")
 
 
 class Builder:
@@ -113,7 +113,27 @@ class Builder:
 # Fixtures: each returns (model, shape_sets, expect, description)
 
 def both(exit_code, rewritten):
+    """Every strategy alike: layers whose D does not overlap (the D-tap rewrite takes them too)."""
     return {s: {"exit": exit_code, "rewritten": rewritten} for s in STRATEGIES}
+
+
+def expect(non_overlapping, taps, conv3d=None):
+    """(exit, rewritten) for convtranspose2d, for convtranspose2d-d-taps, and for conv3d-1x1x1
+    (default: as convtranspose2d)."""
+    conv3d = conv3d or non_overlapping
+    return {"convtranspose2d": {"exit": non_overlapping[0], "rewritten": non_overlapping[1]},
+            "conv3d-1x1x1": {"exit": conv3d[0], "rewritten": conv3d[1]},
+            "convtranspose2d-d-taps": {"exit": taps[0], "rewritten": taps[1]}}
+
+
+def ct_out(shape, cout, kernel, strides, pads=None, output_padding=None, dilations=None):
+    """ONNX ConvTranspose output shape of a [N, C, D, H, W] input."""
+    r = len(kernel)
+    pads = pads or [0] * (2 * r)
+    output_padding = output_padding or [0] * r
+    dilations = dilations or [1] * r
+    return [shape[0], cout] + [strides[a] * (shape[2 + a] - 1) + output_padding[a] + (kernel[a] - 1) * dilations[a]
+                               + 1 - pads[a] - pads[a + r] for a in range(r)]
 
 
 def fx_case_study():
@@ -178,9 +198,7 @@ def fx_hw_overlap():
     b.convtranspose(h, "y", 4, 3, (2, 2, 2), (2, 1, 1), name="ct_hw_dil",
                     dilations=[1, 2, 2])                                            # [1,3,8,8,8]
     b.output("y", [1, 3, 8, 8, 8])
-    expect = {"convtranspose2d": {"exit": 0, "rewritten": 2},
-              "conv3d-1x1x1": {"exit": 1, "rewritten": 0}}
-    return b.model(), [{"x": [1, 4, 2, 3, 3]}], expect, \
+    return b.model(), [{"x": [1, 4, 2, 3, 3]}], expect((0, 2), (0, 2), conv3d=(1, 0)), \
         "D non-overlapping, H/W overlapping: k(2,3,3)s2 pads/output_padding on H/W, then H/W dilation 2 stride 1"
 
 
@@ -273,8 +291,8 @@ def fx_overlapping():
     x = b.input("x", [1, 4, 2, 3, 3])
     b.convtranspose(x, "y", 4, 4, (3, 3, 3), (2, 2, 2), name="ct_overlap")
     b.output("y", [1, 4, 5, 7, 7])
-    return b.model(), [{"x": [1, 4, 2, 3, 3]}], both(1, 0), \
-        "k3s2: overlapping on every axis, neither fix applies (model must stay equivalent)"
+    return b.model(), [{"x": [1, 4, 2, 3, 3]}], expect((1, 0), (0, 1)), \
+        "k3s2: overlapping on every axis: only the D-tap rewrite applies (the others leave it equivalent)"
 
 
 # Extras beyond the brief's list -------------------------------------------------------------
@@ -292,8 +310,9 @@ def fx_d_axis_blockers():
     b.output("y_padd", [1, 4, 2, 6, 6])
     b.output("y_opd", [1, 4, 5, 6, 6])
     b.output("y_dild", [1, 4, 5, 6, 6])
-    return b.model(), [{"x": [1, 4, 2, 3, 3]}], both(1, 0), \
-        "extra: five D-stride-2 nodes each breaking one D-axis condition (kD!=sD twice, D pad, D output_padding, D dilation)"
+    return b.model(), [{"x": [1, 4, 2, 3, 3]}], expect((1, 0), (1, 4)), \
+        "extra: five D-stride-2 nodes each breaking one D-axis condition (kD!=sD twice, D pad, D output_padding, " \
+        "D dilation): the D-tap rewrite takes all but the D dilation"
 
 
 def fx_mixed():
@@ -302,8 +321,8 @@ def fx_mixed():
     h = b.convtranspose(x, "h", 4, 4, (3, 3, 3), (2, 2, 2), name="ct_overlap")       # [1,4,5,7,7]
     b.convtranspose(h, "y", 4, 3, (2, 2, 2), (2, 2, 2), name="ct_fixable")           # [1,3,10,14,14]
     b.output("y", [1, 3, 10, 14, 14])
-    return b.model(), [{"x": [1, 4, 2, 3, 3]}], both(1, 1), \
-        "extra: an unfixable k3s2 node feeding a fixable k2s2 node (one rewritten, exit 1)"
+    return b.model(), [{"x": [1, 4, 2, 3, 3]}], expect((1, 1), (0, 2)), \
+        "extra: an overlapping k3s2 node (only the D-tap rewrite) feeding a non-overlapping k2s2 node"
 
 
 def fx_implicit_attrs():
@@ -330,19 +349,21 @@ def fx_untouched():
 
 # Real torch.onnx.export output (tests/exports/export_models.py): what users lint. The decoder
 # lifts BEV features to 3-D with view(B, C, Z, H, W) (a Shape->Gather->Concat chain feeding the
-# Reshape when the batch is dynamic), then up1/up2 (k=s=2, rewritten) and up3 (kernel D 3,
-# stride 2: overlaps along D, stays an error, so every run exits 1).
+# Reshape when the batch is dynamic), then up1/up2 (k=s=2, rewritten by every strategy) and up3
+# (kernel D 3, stride 2, padding D 1: overlaps along D, so only the D-tap rewrite takes it; with
+# the others it stays an error and the run exits 1). The dynamic export keeps its BPU9005 error
+# (the dynamic input itself) unless it is pinned.
 EXPORTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "exports")
 
 
 def fx_export_occupancy_static():
-    return onnx.load(os.path.join(EXPORTS, "occupancy_static.onnx")), [{"bev": [1, 64, 10, 10]}], both(1, 2), \
-        "torch export: occupancy decoder, static batch", {"name": "export_occupancy_static"}
+    return onnx.load(os.path.join(EXPORTS, "occupancy_static.onnx")), [{"bev": [1, 64, 10, 10]}], \
+        expect((1, 2), (0, 3)), "torch export: occupancy decoder, static batch", {"name": "export_occupancy_static"}
 
 
 def fx_export_occupancy_dynamic():
     return onnx.load(os.path.join(EXPORTS, "occupancy_dynamic.onnx")), \
-        [{"bev": [1, 64, 10, 10]}, {"bev": [2, 64, 10, 10]}], both(1, 2), \
+        [{"bev": [1, 64, 10, 10]}, {"bev": [2, 64, 10, 10]}], expect((1, 2), (1, 3)), \
         "torch export: occupancy decoder, dynamic batch N (run at N=1 and N=2)", \
         {"name": "export_occupancy_dynamic"}
 
@@ -350,15 +371,59 @@ def fx_export_occupancy_dynamic():
 def fx_export_occupancy_dynamic_pinned():
     # A pin is a lint assumption, not a change to the model: the fixed model keeps N.
     return onnx.load(os.path.join(EXPORTS, "occupancy_dynamic.onnx")), \
-        [{"bev": [1, 64, 10, 10]}, {"bev": [2, 64, 10, 10]}], both(1, 2), \
+        [{"bev": [1, 64, 10, 10]}, {"bev": [2, 64, 10, 10]}], expect((1, 2), (0, 3)), \
         "torch export: occupancy decoder, dynamic batch, linted with --input-shape bev=1x64x10x10", \
         {"name": "export_occupancy_pinned", "args": ["--input-shape", "bev=1x64x10x10"]}
+
+
+# The D-tap rewrite (convtranspose2d-d-taps) on layers that overlap along D ----------------------
+
+def fx_dtaps_flagship():
+    b = Builder("dtaps_flagship", 115)
+    x = b.input("x", [1, 8, 3, 4, 5])
+    # torch nn.ConvTranspose3d(8, 6, 3, stride=2, padding=1, output_padding=1)
+    args = dict(pads=[1, 1, 1, 1, 1, 1], output_padding=[1, 1, 1])
+    b.convtranspose(x, "y", 8, 6, (3, 3, 3), (2, 2, 2), name="/up/ConvTranspose", **args)
+    b.output("y", ct_out([1, 8, 3, 4, 5], 6, [3, 3, 3], [2, 2, 2], **args))
+    return b.model(), [{"x": [1, 8, 3, 4, 5]}], expect((1, 0), (0, 1)), \
+        "d-taps: k3 s2 p1 op1 on every axis (torch ConvTranspose3d(8, 6, 3, 2, 1, 1))"
+
+
+def fx_dtaps_variants():
+    b = Builder("dtaps_variants", 116)
+    shape = [1, 6, 3, 4, 5]
+    x = b.input("x", shape)
+    layers = [  # name, cout, kernel, strides, extra attributes, group, bias
+        ("ct_k4_g2", 6, (4, 2, 2), (2, 2, 2), dict(pads=[1, 0, 0, 2, 0, 0]), 2, False),
+        ("ct_k1_s3_op2", 4, (1, 2, 2), (3, 2, 2), dict(output_padding=[2, 0, 0]), 1, True),
+        ("ct_s1_k3", 6, (3, 3, 2), (1, 1, 2), dict(pads=[1, 1, 0, 1, 1, 0], dilations=[1, 2, 1]), 1, True),
+        ("ct_k5_s3_g3", 6, (5, 2, 3), (3, 2, 1), dict(pads=[3, 0, 1, 0, 0, 1]), 3, True),
+        ("ct_k2_padded", 5, (2, 2, 2), (2, 2, 2), dict(pads=[1, 0, 0, 1, 0, 0]), 1, True),
+    ]
+    for name, cout, k, st, extra, group, bias in layers:
+        b.convtranspose(x, "y_" + name, 6, cout, k, st, name=name, group=group, bias=bias, **extra)
+        b.output("y_" + name, ct_out(shape, cout, list(k), list(st), **extra))
+    return b.model(), [{"x": shape}], expect((1, 0), (0, len(layers))), \
+        "d-taps: kD 4 pads 1/2 groups 2 no bias; kD 1 < sD 3 with D output_padding 2; sD 1 kD 3 with " \
+        "H dilation; kD 5 sD 3 pads 3/0 groups 3; kD == sD with D pads"
+
+
+def fx_dtaps_dynamic():
+    b = Builder("dtaps_dynamic", 117)
+    x = b.input("x", ["N", 4, 3, 4, 5])
+    args = dict(pads=[1, 0, 1, 1, 0, 1], output_padding=[1, 0, 1])
+    b.convtranspose(x, "y", 4, 4, (3, 2, 3), (2, 2, 2), name="ct", **args)
+    b.output("y", ["N"] + ct_out([1, 4, 3, 4, 5], 4, [3, 2, 3], [2, 2, 2], **args)[1:])
+    # Exit 1 after the fix: the dynamic input stays a finding (BPU9005).
+    return b.model(), [{"x": [1, 4, 3, 4, 5]}, {"x": [2, 4, 3, 4, 5]}], expect((1, 0), (1, 1)), \
+        "d-taps: k(3,2,3) s2 with D/W pads and output_padding, dynamic batch N (run at N=1 and N=2)"
 
 
 FIXTURES = [fx_case_study, fx_dynamic_batch, fx_no_bias, fx_groups, fx_hw_overlap, fx_shared_weights,
             fx_shared_with_other_user, fx_name_collisions, fx_unnamed, fx_overlapping,
             fx_d_axis_blockers, fx_mixed, fx_implicit_attrs, fx_untouched,
-            fx_export_occupancy_static, fx_export_occupancy_dynamic, fx_export_occupancy_dynamic_pinned]
+            fx_export_occupancy_static, fx_export_occupancy_dynamic, fx_export_occupancy_dynamic_pinned,
+            fx_dtaps_flagship, fx_dtaps_variants, fx_dtaps_dynamic]
 
 
 def count_ct3d(model):
@@ -395,9 +460,10 @@ def main(argv):
             got = {vi.name: vi for vi in inferred.graph.output}
             for vi in model.graph.output:
                 assert dims_of(vi) == dims_of(got[vi.name]), (name, vi.name, dims_of(vi), dims_of(got[vi.name]))
-        # auto = each node's recommended fix; convtranspose2d applies wherever conv3d-1x1x1 does,
-        # so auto rewrites exactly the nodes convtranspose2d rewrites.
-        expect["auto"] = dict(expect["convtranspose2d"])
+        # auto = each node's recommended fix: convtranspose2d where D does not overlap, else the D
+        # taps; the D-tap rewrite applies wherever the others do, so auto rewrites exactly the
+        # nodes convtranspose2d-d-taps rewrites.
+        expect["auto"] = dict(expect["convtranspose2d-d-taps"])
         total = count_ct3d(model)
         for s in expect:
             assert 0 <= expect[s]["rewritten"] <= total, (name, s)

@@ -8,8 +8,10 @@ It is NOT bpu-lint: "error-level diagnostic" is approximated by the two j6p Conv
 rules (3-D kernel D outside 1..2, or 3-D D-stride != 1), and the exit code by whether any such
 node remains. It exists so that run_oracle.sh can be shown to pass on a correct fixer
 (`run_oracle.sh tests/oracle/reference_fix.py`) and to fail on broken ones: env
-ORACLE_REF_BUG=perm|dead_init|names|touch_input|no_output|bias makes it misbehave on purpose.
-It doubles as an executable spec of both rewrites (see docs convtranspose3d-rewrites.md).
+ORACLE_REF_BUG=perm|dead_init|names|touch_input|no_output|bias|taps makes it misbehave on purpose.
+It doubles as an executable spec of the three rewrites (convtranspose2d and conv3d-1x1x1: see docs
+convtranspose3d-rewrites.md; convtranspose2d-d-taps: the D taps as channels of the 2-D ConvTranspose,
+summed into output depths by a 0/1 MatMul).
 """
 import os
 import sys
@@ -87,6 +89,8 @@ def applies(p, strategy):
     s = p["in_shape"]
     if s is None or any(not isinstance(d, int) or d <= 0 for d in s[1:]):
         return False
+    if strategy == "convtranspose2d-d-taps":
+        return p["dilations"][0] == 1
     axes = [0] if strategy == "convtranspose2d" else [0, 1, 2]
     for a in axes:
         if (p["kernel"][a] != p["strides"][a] or p["pads"][a] or p["pads"][a + 3]
@@ -115,7 +119,8 @@ def rewrite(model, strategy):
             new_nodes.append(node)
             continue
         p = ct_params(node, w, shapes.get(node.input[0]))
-        choices = ("convtranspose2d", "conv3d-1x1x1") if strategy == "auto" else (strategy,)
+        choices = ("convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps") if strategy == "auto" \
+            else (strategy,)
         chosen = [s for s in choices if applies(p, s)]
         if not has_error(p) or not chosen:
             new_nodes.append(node)
@@ -148,7 +153,37 @@ def rewrite(model, strategy):
             new_inits.append(numpy_helper.from_array(arr.astype(np.float32), nm))
             return nm
 
-        if st == "convtranspose2d":
+        if st == "convtranspose2d-d-taps":
+            sd, sh, sw = p["strides"]
+            pd0, ph0, pw0, pd1, ph1, pw1 = p["pads"]
+            opd, oph, opw = p["output_padding"]
+            _, dh, dw = p["dilations"]
+            dout = sd * (d - 1) + opd + kd - pd0 - pd1
+            ho = sh * (h - 1) + oph + (kh - 1) * dh + 1 - ph0 - ph1
+            wo = sw * (wd - 1) + opw + (kw - 1) * dw + 1 - pw0 - pw1
+            t = add("transpose_in", "Transpose", [x], perm=[0, 2, 1, 3, 4])
+            t = add("reshape_in", "Reshape", [t, shape_init("reshape_in", [-1, ci, h, wd])])
+            t = add("convtranspose2d", "ConvTranspose", [t, wb_init(node.input[1], w.reshape(ci, co // grp * kd, kh, kw))],
+                    kernel_shape=[kh, kw], strides=[sh, sw], pads=[ph0, pw0, ph1, pw1], output_padding=[oph, opw],
+                    dilations=[dh, dw], group=grp)
+            t = add("reshape_mid", "Reshape", [t, shape_init("reshape_mid", [-1, d, co, kd, ho, wo])])
+            t = add("transpose_mid", "Transpose", [t], perm=[0, 2, 4, 5, 1, 3])
+            t = add("reshape_taps", "Reshape", [t, shape_init("reshape_taps", [-1, co, ho, wo, d * kd])])
+            taps = np.zeros((d * kd, dout), dtype=np.float32)
+            for i in range(d):
+                for k in range(kd):
+                    tap = kd - 1 - k if BUG == "taps" else k  # the bug: taps in reverse order
+                    if 0 <= i * sd + tap - pd0 < dout:
+                        taps[i * kd + k, i * sd + tap - pd0] = 1
+            taps_name = namer("%s_fix_taps" % prefix)
+            new_inits.append(numpy_helper.from_array(taps.reshape(1, 1, 1, d * kd, dout), taps_name))
+            t = add("matmul_taps", "MatMul", [t, taps_name])
+            if b is None:
+                add("transpose_out", "Transpose", [t], out=y, perm=[0, 1, 4, 2, 3])
+            else:
+                t = add("transpose_out", "Transpose", [t], perm=[0, 1, 4, 2, 3])
+                add("add_bias", "Add", [t, wb_init(node.input[2], b.reshape(co, 1, 1, 1))], out=y)
+        elif st == "convtranspose2d":
             sh, sw = p["strides"][1:]
             ph0, pw0, ph1, pw1 = p["pads"][1], p["pads"][2], p["pads"][4], p["pads"][5]
             oph, opw = p["output_padding"][1:]
@@ -236,7 +271,8 @@ def main(argv):
                 errors += has_error(ct_params(n, numpy_helper.to_array(inits[n.input[1]]), None))
         print("%s: %d error-level ConvTranspose nodes" % (pos[0], errors))
         return 1 if errors else 0
-    if len(pos) != 1 or "--fix" not in opts or strategy not in ("auto", "convtranspose2d", "conv3d-1x1x1") \
+    if len(pos) != 1 or "--fix" not in opts or \
+            strategy not in ("auto", "convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps") \
             or "--fixed-model" not in opts:
         sys.stderr.write("usage: reference_fix.py MODEL --fix --fix-strategy S --fixed-model OUT\n")
         return 2

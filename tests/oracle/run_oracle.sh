@@ -10,12 +10,13 @@
 #             installed there once (npm install --ignore-scripts), fixtures and per-case files
 #             (input copy, fixed model, logs) are rewritten on every run.
 # Env: ORACLE_PYTHON (default /usr/bin/python3, needs onnx + numpy), ORACLE_ORT_VERSION
-#      (default 1.30.0), ORACLE_TOL (compare tolerance, default 1e-4), ORACLE_ORT_OPT (ORT graph
+#      (default 1.30.0), ORACLE_TOL (compare tolerance, default 1e-4), ORACLE_REL_TOL (relative error
+#      over the original output's largest magnitude, default 1e-5), ORACLE_ORT_OPT (ORT graph
 #      optimization level, default disabled), ORACLE_TIMEOUT (seconds per bpu-lint run, default 120),
 #      ORACLE_UNCHANGED_OUTPUT (absent|required|optional, default absent: bpu-lint writes no file
 #      when it rewrites nothing, so OUT must then not exist; required/optional are for other
 #      implementations of the contract),
-#      ORACLE_STRATEGIES (default "convtranspose2d conv3d-1x1x1 auto").
+#      ORACLE_STRATEGIES (default "convtranspose2d conv3d-1x1x1 convtranspose2d-d-taps auto").
 # Prints one line per case, `PASS name` or `FAIL name: reasons`, and last exactly one line
 # `N passed, M failed`. Exit 0 if nothing failed, 1 otherwise, 2 if the harness cannot start (then
 # the output is `FAIL harness: reason` and `0 passed, 1 failed`; wrong arguments give a usage line).
@@ -27,7 +28,7 @@ PY="${ORACLE_PYTHON:-/usr/bin/python3}"
 ORT_VERSION="${ORACLE_ORT_VERSION:-1.30.0}"
 TIMEOUT="${ORACLE_TIMEOUT:-120}"
 UNCHANGED_OUTPUT="${ORACLE_UNCHANGED_OUTPUT:-absent}"
-read -r -a STRATEGIES <<<"${ORACLE_STRATEGIES:-convtranspose2d conv3d-1x1x1 auto}"
+read -r -a STRATEGIES <<<"${ORACLE_STRATEGIES:-convtranspose2d conv3d-1x1x1 convtranspose2d-d-taps auto}"
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
   echo "usage: $0 BPU_LINT [WORKDIR]" >&2

@@ -6,10 +6,12 @@ Usage: check_snippet.py SNIPPET.py
 The snippet is executed (it only defines classes and apply_bpu_lint_fixes). Then:
   * for each replacement class it defines, a fixed set of nn.ConvTranspose3d layers meeting the
     class's preconditions (the case study's three layers, no bias, groups 2 and 4; for the 2-D
-    rewrite also H/W overlap with padding/output_padding and H/W dilation) plus seeded random
-    ones must match the replacement built from them (max abs diff <= 1e-5) on random odd-sized
-    batch-2 input; a layer breaking the preconditions (kernel 3, stride 2 in D) must raise
-    ValueError; the replacement must export to ONNX without any 3-D ConvTranspose;
+    rewrites also H/W overlap with padding/output_padding and H/W dilation; for the D-tap one
+    also D overlap: kernel/stride/padding/output_padding along D) plus seeded random ones must
+    match the replacement built from them (max abs diff <= 1e-5) on random odd-sized batch-2
+    input; a layer breaking the preconditions (kernel 3, stride 2 or padding 1 in D; for the
+    D-tap class a D dilation) must raise ValueError; the replacement must export to ONNX without
+    any 3-D ConvTranspose (the D-tap one with its one MatMul);
   * for each usage block in apply_bpu_lint_fixes, the nn.ConvTranspose3d(...) line must build a
     layer the named class accepts (or rejects, when the block warns that the preconditions are
     not met) and matches; when the block notes asymmetric ONNX pads, that layer must reproduce the
@@ -37,6 +39,7 @@ INPUT_DHW = (3, 5, 7)  # small and odd, so that shape mix-ups cannot cancel out
 CLASS_PRECONDITIONS = {
     "ConvTranspose3dAsConvTranspose2d": "depth",  # only D must be non-overlapping
     "ConvTranspose3dAsConv3d1x1x1": "all",  # D, H and W must be non-overlapping
+    "ConvTranspose3dAsConvTranspose2dDTaps": "taps",  # D may overlap; only D dilation 1
 }
 
 
@@ -95,13 +98,22 @@ def fixed_cases(kind):
         ("kernel 1x1x1", ctl(6, 5, 1, 1)),
         ("groups=4, bias=False, anisotropic", ctl(12, 8, (2, 1, 3), (2, 1, 3), groups=4, bias=False)),
     ]
-    if kind == "depth":
+    if kind in ("depth", "taps"):
         cases += [
             ("H/W overlap k(2,3,3) s2 p(0,1,1) op(0,1,1)",
              ctl(8, 6, (2, 3, 3), (2, 2, 2), p=(0, 1, 1), op=(0, 1, 1))),
             ("H/W dilation 2 k(2,3,3) s(2,1,2)", ctl(8, 6, (2, 3, 3), (2, 1, 2), dil=(1, 2, 2))),
             ("H/W overlap + dilation + groups=4",
              ctl(8, 8, (3, 3, 2), (3, 2, 1), p=(0, 2, 1), op=(0, 1, 0), groups=4, dil=(1, 2, 2))),
+        ]
+    if kind == "taps":
+        cases += [
+            ("flagship k3 s2 p1 op1", ctl(8, 6, 3, 2, p=1, op=1)),
+            ("occupancy up3 k(3,2,2) s2 p(1,0,0)", ctl(8, 4, (3, 2, 2), 2, p=(1, 0, 0))),
+            ("kD 4 sD 2 pD 1, groups 2, no bias", ctl(8, 6, (4, 2, 2), 2, p=(1, 0, 0), groups=2, bias=False)),
+            ("kD 1 < sD 3, D output_padding 2", ctl(4, 5, (1, 2, 2), (3, 2, 2), op=(2, 0, 0))),
+            ("sD 1 kD 3 pD 1, H/W dilation 2", ctl(6, 6, (3, 3, 2), (1, 1, 2), p=(1, 2, 0), dil=(1, 2, 1))),
+            ("kD 5 sD 3 pD 2 op 2, groups 3", ctl(6, 9, (5, 2, 3), (3, 2, 1), p=(2, 0, 1), op=(2, 1, 0), groups=3)),
         ]
     return cases
 
@@ -113,7 +125,11 @@ def random_cases(kind, rng, count):
         c_in, c_out = groups * rng.randint(1, 4), groups * rng.randint(1, 4)
         kernel = [rng.randint(1, 4) for _ in range(3)]
         stride, pad, out_pad, dil = list(kernel), [0, 0, 0], [0, 0, 0], [1, 1, 1]
-        if kind == "depth":
+        if kind == "taps":  # D too: any kernel, stride, padding and output_padding (dilation 1)
+            stride[0] = rng.randint(1, 3)
+            pad[0] = rng.randint(0, (kernel[0] - 1) // 2)
+            out_pad[0] = rng.randint(0, stride[0] - 1)
+        if kind in ("depth", "taps"):
             for a in (1, 2):  # H/W: anything nn.ConvTranspose3d accepts
                 stride[a], dil[a] = rng.randint(1, 3), rng.randint(1, 2)
                 pad[a] = rng.randint(0, dil[a] * (kernel[a] - 1) // 2)
@@ -138,9 +154,10 @@ def check_class(cls, kind, results, rng):
 
     results.run(f"{name} unbatched 4-D input", unbatched)
 
-    rejects = [("kernel D 3, stride D 2", ctl(4, 4, (3, 2, 2), (2, 2, 2))),
-               ("padding D 1", ctl(4, 4, 2, 2, p=(1, 0, 0))),
-               ("dilation D 2", ctl(4, 4, 2, 2, dil=(2, 1, 1)))]
+    rejects = [("dilation D 2", ctl(4, 4, 2, 2, dil=(2, 1, 1)))]
+    if kind != "taps":
+        rejects += [("kernel D 3, stride D 2", ctl(4, 4, (3, 2, 2), (2, 2, 2))),
+                    ("padding D 1", ctl(4, 4, 2, 2, p=(1, 0, 0)))]
     if kind == "all":
         rejects.append(("H overlap, kernel H 3 stride H 2", ctl(4, 4, (2, 3, 2), (2, 2, 2))))
     rejects.append(("not a ConvTranspose3d", None))
@@ -165,11 +182,16 @@ def onnx_export(cls, kind):
         import onnx
     except ImportError:
         return True, "skipped: onnx is not installed"
-    layer = nn.ConvTranspose3d(**ctl(8, 6, (5, 2, 2), (5, 2, 2)))
+    if kind == "taps":
+        # The flagship overlapping layer; the tap matrix is a constant for the example's D.
+        layer = nn.ConvTranspose3d(**ctl(8, 6, 3, 2, p=1, op=1))
+        axes = {"x": {0: "n", 3: "h", 4: "w"}}
+    else:
+        layer = nn.ConvTranspose3d(**ctl(8, 6, (5, 2, 2), (5, 2, 2)))
+        axes = {"x": {0: "n", 2: "d", 3: "h", 4: "w"}}
     buf = io.BytesIO()
     torch.onnx.export(cls(layer).eval(), torch.randn(1, 8, *INPUT_DHW), buf, opset_version=13,
-                      input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "n", 2: "d", 3: "h", 4: "w"}})
+                      input_names=["x"], output_names=["y"], dynamic_axes=axes)
     model = onnx.load_from_string(buf.getvalue())
     onnx.checker.check_model(model)
     kernels = []
@@ -177,8 +199,10 @@ def onnx_export(cls, kind):
         if node.op_type in ("Conv", "ConvTranspose"):
             ks = [list(a.ints) for a in node.attribute if a.name == "kernel_shape"]
             kernels.append((node.op_type, ks[0] if ks else None))
-    want = ("ConvTranspose", [2, 2]) if kind == "depth" else ("Conv", [1, 1, 1])
-    return kernels == [want], f"conv nodes {kernels}"
+    want = {"depth": ("ConvTranspose", [2, 2]), "taps": ("ConvTranspose", [3, 3]), "all": ("Conv", [1, 1, 1])}[kind]
+    matmuls = sum(1 for node in model.graph.node if node.op_type == "MatMul")
+    ok = kernels == [want] and matmuls == (1 if kind == "taps" else 0)
+    return ok, f"conv nodes {kernels}, {matmuls} MatMul"
 
 
 # ---------------------------------------------------------------------------
