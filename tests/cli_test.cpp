@@ -419,3 +419,18 @@ TEST_CASE("--statistics in JSON: the same counts the text statistics print") {
   CHECK(text.out.find("  3\tBPU1102\terror\tfail\tconvtranspose3d-stride-d\n") != std::string::npos);
   CHECK_FALSE(nlohmann::json::parse(run_bpu_lint({kExample, "--format", "json"}).out).contains("statistics"));
 }
+
+TEST_CASE("--fix where no rule offers a rewrite says once what is left and why, and writes nothing") {
+  TempDir dir;
+  const CommandResult r = run_bpu_lint({kExample, "--platform", "bayes-e", "--fix", "--fixed-model", dir.path("f.onnx")});
+  CHECK(r.exit_code == 1);
+  CHECK(count(r.out, "nothing --fix can rewrite") == 1);
+  CHECK(r.out.find(kExample + ": nothing --fix can rewrite: 3 error findings (BPU1201 x3) offer no fix on bayes-e; the "
+                   "layers need a change in the model source (bpu-lint explain BPU1201)\n") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path("f.onnx")));
+  // A clean model: nothing to fix, and nothing else said.
+  const auto clean = model_from_text("<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] X) => (float[2] Y) {\n  Y = Relu (X)\n}\n");
+  const CommandResult c = run_bpu_lint({save_model(dir, "c.onnx", clean), "--fix", "--fixed-model", dir.path("g.onnx")});
+  CHECK(c.exit_code == 0);
+  CHECK(c.out.find("c.onnx: nothing to fix\n") != std::string::npos);
+}

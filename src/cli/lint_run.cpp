@@ -442,7 +442,24 @@ class Runner {
     const ModelReport& r = *m.report;
     std::ostream& log = text_output() ? out_ : std::cerr;
     if (r.fix_plans.empty()) {
-      log << r.path << ": nothing to fix\n";
+      // Said once, with what is left and why: no rule that fired offers a rewrite here.
+      std::map<std::string, size_t> unfixed;  // rule id -> error findings
+      for (const auto& d : r.diagnostics) {
+        if (d.severity == Severity::Error && d.outcome == Outcome::Fail && d.shown()) ++unfixed[d.rule->id];
+      }
+      if (unfixed.empty()) {
+        log << printable_text(r.path) << ": nothing to fix\n";
+        return;
+      }
+      std::string rules;
+      size_t errors = 0;
+      for (const auto& [id, n] : unfixed) {
+        rules += (rules.empty() ? "" : ", ") + id + (n > 1 ? " x" + std::to_string(n) : "");
+        errors += n;
+      }
+      log << printable_text(r.path) << ": nothing --fix can rewrite: " << errors << " error finding"
+          << (errors == 1 ? "" : "s") << " (" << rules << ") offer no fix on " << m.platform->name
+          << "; the layers need a change in the model source (bpu-lint explain " << unfixed.begin()->first << ")\n";
       return;
     }
     const std::string out = o_.fixed_model.empty() ? default_fixed_path(r.path) : o_.fixed_model;
