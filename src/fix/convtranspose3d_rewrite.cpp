@@ -289,14 +289,10 @@ std::string RewriteBuilder::shape_input(const std::string& step, const std::vect
   return name;
 }
 
-bool convtranspose2d_rewrite(RewriteBuilder& b, std::string&) {
+// Both 2-D rewrites start alike: D folded into the batch, [N,Ci,D,H,W] ->
+// [N*D,Ci,H,W]; returns the folded value.
+std::string fold_d_into_batch(RewriteBuilder& b, const std::string& x, int64_t h, int64_t w) {
   const ConvTransposeParams& p = b.in.params;
-  const std::string& x = b.in.node->input(0);
-  const std::string& y = b.in.node->output(0);
-  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
-  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
-  const int64_t cog = p.c_out / p.group;
-  const int64_t ho = out_size(p, 1), wo = out_size(p, 2);
   Rewrite& out = b.out;
   const std::string t_in = b.value_name("transpose_in");
   out.nodes.push_back(make_node("Transpose", b.node_name("transpose_in"), {x}, t_in, b.doc));
@@ -304,15 +300,33 @@ bool convtranspose2d_rewrite(RewriteBuilder& b, std::string&) {
   const std::string r_in = b.value_name("reshape_in");
   out.nodes.push_back(make_node("Reshape", b.node_name("reshape_in"),
                                 {t_in, b.shape_input("reshape_in", {-1, p.c_in, h, w})}, r_in, b.doc));
+  return r_in;
+}
 
-  // Same bytes, new dims: [Ci, Co/g, KD, KH, KW] read as [Ci, (Co/g)*KD, KH, KW].
-  // Copying the TensorProto keeps its data wherever it is (inline, or a
-  // reference into the source file that the writer resolves).
+// ... and read the weight as a 2-D ConvTranspose's: same bytes, new dims,
+// [Ci, Co/g, KD, KH, KW] as [Ci, (Co/g)*KD, KH, KW]. Copying the TensorProto
+// keeps its data wherever it is (inline, or a reference into the source file
+// that the writer resolves).
+onnx::TensorProto weight_as_2d(RewriteBuilder& b) {
+  const ConvTransposeParams& p = b.in.params;
   const std::string weight_name = b.names.fresh(b.in.weight->name() + "_fix_" + b.fix);
   onnx::TensorProto weight2 = b.reader != nullptr ? *b.in.weight : float_tensor(weight_name, {}, nullptr);
   weight2.set_name(weight_name);
   weight2.clear_dims();
-  for (int64_t dim : {p.c_in, cog * kd, kh, kw}) weight2.add_dims(dim);
+  for (int64_t dim : {p.c_in, (p.c_out / p.group) * p.kernel[0], p.kernel[1], p.kernel[2]}) weight2.add_dims(dim);
+  return weight2;
+}
+
+bool convtranspose2d_rewrite(RewriteBuilder& b, std::string&) {
+  const ConvTransposeParams& p = b.in.params;
+  const std::string& x = b.in.node->input(0);
+  const std::string& y = b.in.node->output(0);
+  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
+  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  const int64_t ho = out_size(p, 1), wo = out_size(p, 2);
+  Rewrite& out = b.out;
+  const std::string r_in = fold_d_into_batch(b, x, h, w);
+  onnx::TensorProto weight2 = weight_as_2d(b);
   std::vector<std::string> conv_inputs = {r_in, weight2.name()};
   out.initializers.push_back(std::move(weight2));
   if (p.has_bias) {
@@ -404,7 +418,6 @@ bool convtranspose2d_d_taps_rewrite(RewriteBuilder& b, std::string& error) {
   const std::string& y = b.in.node->output(0);
   const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
   const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
-  const int64_t cog = p.c_out / p.group;
   const int64_t dout = out_size(p, 0), ho = out_size(p, 1), wo = out_size(p, 2);
   const int64_t rows = mul({d, kd}), cells = mul({rows, dout});
   if (cells < 0 || cells > kMaxTapMatrix) {
@@ -412,19 +425,8 @@ bool convtranspose2d_d_taps_rewrite(RewriteBuilder& b, std::string& error) {
     return false;
   }
   Rewrite& out = b.out;
-  const std::string t_in = b.value_name("transpose_in");
-  out.nodes.push_back(make_node("Transpose", b.node_name("transpose_in"), {x}, t_in, b.doc));
-  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 2, 1, 3, 4});
-  const std::string r_in = b.value_name("reshape_in");
-  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_in"),
-                                {t_in, b.shape_input("reshape_in", {-1, p.c_in, h, w})}, r_in, b.doc));
-
-  // The weight as convtranspose2d reads it: [Ci, (Co/g)*KD, KH, KW], same bytes.
-  const std::string weight_name = b.names.fresh(b.in.weight->name() + "_fix_" + b.fix);
-  onnx::TensorProto weight2 = b.reader != nullptr ? *b.in.weight : float_tensor(weight_name, {}, nullptr);
-  weight2.set_name(weight_name);
-  weight2.clear_dims();
-  for (int64_t dim : {p.c_in, cog * kd, kh, kw}) weight2.add_dims(dim);
+  const std::string r_in = fold_d_into_batch(b, x, h, w);
+  onnx::TensorProto weight2 = weight_as_2d(b);  // as convtranspose2d reads it
   const std::string conv_out = b.value_name("convtranspose2d");
   out.nodes.push_back(
       make_node("ConvTranspose", b.node_name("convtranspose2d"), {r_in, weight2.name()}, conv_out, b.doc));
