@@ -20,16 +20,7 @@ step() { echo "== package: $1 (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
 packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libcli11-dev
           doctest-dev nlohmann-json3-dev libgraphviz-dev help2man binutils python3 python3-build python3-setuptools
           python3-wheel python3-venv)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  sudo=""
-  [[ $(id -u) -eq 0 ]] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+scripts/apt_install.sh "${packages[@]}"
 
 # One version number: CMakeLists.txt's, checked against what the binary says.
 version=$(sed -n 's/^project(bpu_lint VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
