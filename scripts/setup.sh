@@ -8,7 +8,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # doctest-dev and nlohmann-json3-dev are for the test suite (built by default)
 # and the fuzz targets; the binary and its core library use neither.
-packages=(cmake g++ make pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libcli11-dev doctest-dev
+# ccache: rebuilds (another clone, a sanitizer build) reuse compiled objects.
+packages=(cmake g++ make ccache pkg-config libonnx-dev libprotobuf-dev protobuf-compiler libyaml-cpp-dev libcli11-dev doctest-dev
           nlohmann-json3-dev libgraphviz-dev help2man)
 if [[ ${1:-} == --test ]]; then
   # fonts-liberation: Liberation Sans has Arial's metrics, which Graphviz lays labels out with.
