@@ -553,7 +553,7 @@ class HtmlReport {
       out_ += ".";
       if (g.regions_drawn < g.regions) {
         out_ += " Only the first " + num(g.regions_drawn) + " of " + num(g.regions) +
-                " such regions fit a layout (the findings table lists everything).";
+                " such regions fit a layout (the findings table accounts for every finding).";
       }
     }
     out_ += " Click a node with findings to see them; hover for names and shapes.</p>\n";
