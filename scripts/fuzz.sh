@@ -19,5 +19,5 @@ seconds=${1:-60}
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DBPULINT_FUZZ=ON \
   -DBPULINT_BUILD_TESTS=OFF -DBPULINT_WERROR=OFF >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target fuzz_model fuzz_rules fuzz_fix fuzz_shape_values fuzz_compile_log fuzz_hb_config \
-  fuzz_source_location >/dev/null
+  fuzz_source_location fuzz_ignore_file >/dev/null
 tests/fuzz/run_smoke.sh build-fuzz/fuzz "$seconds"

@@ -394,6 +394,55 @@ TEST_CASE("folder walks skip hidden folders, venvs and node_modules, and --exclu
   CHECK(linted({dir.path(".venv")}) == std::vector<std::string>{"a.onnx"});  // named: walked
 }
 
+TEST_CASE("folder walks honour .gitignore and .ignore (nested, negated, anchored, folders only) and exclude: in the configuration") {
+  TempDir dir;
+  namespace fs = std::filesystem;
+  for (const char* sub : {"repo/.git", "repo/build/out", "repo/models/exp", "repo/models/keep", "repo/data/build",
+                          "repo/vendor/third", "repo/scratch", "repo/cfg/old", "repo/cfg/new"}) {
+    fs::create_directories(dir.path(sub));
+  }
+  const std::vector<std::string> models = {
+      "build/out/a.onnx",  // build/ ignored at the root .gitignore
+      "models/exp/b.onnx", "models/keep/c.onnx", "models/d.onnx", "models/e.onnx", "top.onnx",
+      "data/build/f.onnx",  // the root's "build/" has no '/' before its end: any depth
+      "data/top.onnx",      // "/top.onnx" is anchored to the root: this one stays
+      "vendor/third/g.onnx", "scratch/h.onnx", "cfg/old/i.onnx", "cfg/new/j.onnx", "cfg/k.onnx", "l.onnx"};
+  for (const auto& f : models) fs::copy_file(kExample, dir.path("repo/" + f));
+  write_file(dir.path("repo/.gitignore"), "# build output\nbuild/\n/top.onnx\nmodels/exp/\n*.tmp\n");
+  write_file(dir.path("repo/models/.gitignore"), "*.onnx\n!e.onnx\n!keep/\n");  // nested: applies below models/
+  write_file(dir.path("repo/models/keep/.gitignore"), "!*.onnx\n");  // re-included below keep/
+  write_file(dir.path("repo/.ignore"), "scratch\n");  // .ignore adds to .gitignore
+  write_file(dir.path("repo/vendor/.ignore"), "third/**\n");
+  write_file(dir.path("repo/cfg/.bpu-lint.yaml"), "exclude:\n  - old\n  - k.onnx\n");  // relative to cfg/
+  const auto linted = [&](std::vector<std::string> args) {
+    args.insert(args.end(), {"--format", "concise", "--exit-zero"});
+    const CommandResult r = run_bpu_lint(args);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    std::vector<std::string> names;
+    for (const auto& f : models) {
+      if (r.out.find("repo/" + f + ": 10 nodes") != std::string::npos) names.push_back(f);
+    }
+    return names;
+  };
+  CHECK(linted({dir.path("repo")}) ==
+        std::vector<std::string>{"models/keep/c.onnx", "models/e.onnx", "data/top.onnx", "cfg/new/j.onnx", "l.onnx"});
+  // A subfolder walked alone still obeys the ignore files above it, up to the folder holding .git.
+  CHECK(linted({dir.path("repo/models")}) == std::vector<std::string>{"models/keep/c.onnx", "models/e.onnx"});
+  CHECK(linted({dir.path("repo/data")}) == std::vector<std::string>{"data/top.onnx"});
+  // The configuration's exclude is relative to its folder: walked from above or from cfg/ itself.
+  CHECK(linted({dir.path("repo/cfg")}) == std::vector<std::string>{"cfg/new/j.onnx"});
+  // --isolated: no configuration, so cfg/'s exclude is gone; the ignore files still count.
+  CHECK(linted({dir.path("repo/cfg"), "--isolated"}) ==
+        std::vector<std::string>{"cfg/old/i.onnx", "cfg/new/j.onnx", "cfg/k.onnx"});
+  // A file named on the command line is linted whatever the ignore files say.
+  CHECK(linted({dir.path("repo/build/out/a.onnx")}) == std::vector<std::string>{"build/out/a.onnx"});
+  // A configuration whose exclude is not a list is refused like any other mistake in it.
+  write_file(dir.path("repo/cfg/.bpu-lint.yaml"), "exclude: {a: 1}\n");
+  const CommandResult bad = run_bpu_lint({dir.path("repo"), "--format", "concise"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find(".bpu-lint.yaml") != std::string::npos);
+}
+
 TEST_CASE("colour: FORCE_COLOR and NO_COLOR count when set and not empty, --color wins over both") {
   const auto coloured = [](const std::string& env, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {kExample, "--exit-zero"};

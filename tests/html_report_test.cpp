@@ -274,10 +274,15 @@ TEST_CASE("html report of the case study: well-formed, self-contained, every fin
   const auto& model = report["models"][0];
   const auto& diagnostics = model["diagnostics"];
   REQUIRE(diagnostics.size() == 4);
-  CHECK(count(html, "class=\"finding\"") == static_cast<int>(diagnostics.size()));
+  // The two identical BPU1102 findings (the JSON report's one group) share a row.
+  REQUIRE(model["groups"].size() == 1);
+  CHECK(model["groups"][0]["diagnostics"] == nlohmann::json::parse("[2, 3]"));
+  CHECK(count(html, "class=\"finding\"") == 2);
+  CHECK(count(html, "class=\"finding folded\" data-count=\"2\"") == 1);
+  const size_t row_of[] = {0, 1, 2, 2};
   for (size_t k = 0; k < diagnostics.size(); ++k) {
     const auto& d = diagnostics[k];
-    const std::string row = between(html, "<tr id=\"m0_f" + std::to_string(k) + "\"", "</tr>");
+    const std::string row = between(html, "<tr id=\"m0_f" + std::to_string(row_of[k]) + "\"", "</tr>");
     INFO(row);
     CHECK(row.find(">" + d["rule"].get<std::string>() + "</a>") != std::string::npos);
     CHECK(row.find(html_escape(d["message"].get<std::string>())) != std::string::npos);
@@ -315,6 +320,67 @@ TEST_CASE("html report of the case study: well-formed, self-contained, every fin
   // Sortable: the findings table and the script that sorts it.
   CHECK(html.find("<table class=\"data sortable findings\">") != std::string::npos);
   CHECK(html.find("table.sortable") != std::string::npos);
+}
+
+TEST_CASE("html report folds identical findings: one row per group (as JSON and SARIF fold them), nodes to open, a small page") {
+  TempDir dir;
+  // 600 identical ConvTranspose3d layers (kernel D 5): each the same findings and the same ranked fixes.
+  const std::string model = save_model(dir, "chain.onnx", model_from_text(chain_model(1200, 2)));
+  const CommandResult h = run_bpu_lint({model, "--format", "html", "-o", dir.path("r.html"), "--exit-zero"});
+  REQUIRE_MESSAGE(h.exit_code == 0, h.err);
+  const std::string html = read_file(dir.path("r.html"));
+  const HtmlCheck c = check_html(html);
+  INFO(errors_of(c));
+  CHECK(c.errors.empty());
+  const CommandResult j = run_bpu_lint({model, "--format", "json", "--exit-zero"});
+  const auto m = nlohmann::json::parse(j.out)["models"][0];
+  const auto& diagnostics = m["diagnostics"];
+  const auto& groups = m["groups"];
+  REQUIRE(diagnostics.size() >= 600);
+  REQUIRE(groups.size() >= 1);
+  size_t folded_away = 0;
+  for (const auto& g : groups) folded_away += g["count"].get<size_t>() - 1;
+  const size_t rows = diagnostics.size() - folded_away;
+  CHECK(count(html, "<tr id=\"m0_f") == static_cast<int>(rows));
+  CHECK(count(html, "class=\"finding folded\"") == static_cast<int>(groups.size()));
+  CHECK(count(html, "class=\"finding\"") == static_cast<int>(rows - groups.size()));
+  for (const auto& g : groups) {
+    const size_t n = g["count"].get<size_t>();
+    const auto& first = diagnostics[g["diagnostics"][0].get<size_t>()];
+    const std::string rule = g["rule"].get<std::string>();
+    // The group's row: its count, the first member's message, and at most 50 of its nodes, then how many more.
+    bool found = false;
+    for (size_t row = 0; row < rows && !found; ++row) {
+      const std::string tr = between(html, "<tr id=\"m0_f" + std::to_string(row) + "\"", "</tr>");
+      if (tr.find("data-count=\"" + std::to_string(n) + "\"") == std::string::npos || tr.find(">" + rule + "</a>") == std::string::npos) continue;
+      found = true;
+      CHECK(tr.find("<details class=\"nodes\"><summary><b>" + std::to_string(n) + " nodes</b>") != std::string::npos);
+      CHECK(tr.find(html_escape(first["message"].get<std::string>())) != std::string::npos);
+      CHECK(count(tr, "<li>") == static_cast<int>(std::min<size_t>(n, 50)));
+      if (n > 50) CHECK(tr.find("and " + std::to_string(n - 50) + " more") != std::string::npos);
+    }
+    CHECK_MESSAGE(found, rule);
+  }
+  // Every count stays the findings': the heading and the tiles.
+  const auto commas = [](size_t v) {
+    std::string d = std::to_string(v), out;
+    for (size_t i = 0; i < d.size(); ++i) out += (i > 0 && (d.size() - i) % 3 == 0 ? "," : "") + d.substr(i, 1);
+    return out;
+  };
+  CHECK(html.find("Findings (" + commas(diagnostics.size()) + ")") != std::string::npos);
+  CHECK(html.find("<b>" + commas(m["summary"]["errors"].get<size_t>()) + "</b><span>errors</span>") != std::string::npos);
+  // The 600 identical fix plans are one: three ranked options and the node list.
+  CHECK(count(html, "class=\"fix-option\"") == 3);
+  CHECK(html.find("Fixes, ranked (600 nodes") != std::string::npos);
+  CHECK(html.find("<summary><b>600 nodes</b>") != std::string::npos);
+  // Small: outside the drawing (its own budget, report_graph.h), a few KiB per row, not per finding.
+  const size_t svg_from = html.find("<svg"), svg_to = html.find("</svg>");
+  REQUIRE(svg_from != std::string::npos);
+  REQUIRE(svg_to != std::string::npos);
+  CHECK(html.size() - (svg_to - svg_from) < 80 * 1024);
+  // The graph's flagged nodes link to their folded row.
+  CHECK(html.find("<a xlink:href=\"#m0_f0\">") != std::string::npos);
+  for (size_t k = rows; k < rows + 5; ++k) CHECK(html.find("xlink:href=\"#m0_f" + std::to_string(k) + "\"") == std::string::npos);
 }
 
 TEST_CASE("html report after --fix: each rewrite before and after, with its proof line and the re-lint") {

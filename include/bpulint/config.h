@@ -54,6 +54,7 @@ struct Config {
   std::vector<Waiver> waivers;
   InputShapes input_shapes;                  // for every model that has such an input
   std::vector<Override> overrides;
+  std::vector<std::string> excludes;         // exclude: globs (as --exclude, relative to `folder`) folder walks leave out
   std::string folder;                        // absolute folder of the file: globs are relative to it
 
   // The settings of one model: the top level, then every override whose

@@ -119,6 +119,7 @@ struct DotStyle {
   std::string graph_name = "model";
   std::string id_prefix;         // prefixed to every id attribute (unique per model in one HTML file)
   std::string finding_prefix;    // non-empty: nodes with findings link to "#<prefix><finding index>"
+  std::vector<long> finding_rows;  // when set, "#<prefix><finding_rows[finding index]>" (the HTML's folded rows)
   bool left_to_right = false;
   std::string comment;           // a "// " line at the top
 };

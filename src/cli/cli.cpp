@@ -205,7 +205,8 @@ int run_cli(int argc, char** argv) {
   std::vector<std::string> input_shapes, select, ignore;
 
   app.add_option("models", run.inputs,
-                 "ONNX model files, or folders searched for *.onnx (not inside hidden folders, venv or node_modules); "
+                 "ONNX model files, or folders searched for *.onnx (not inside hidden folders, venv or node_modules, "
+                 "nor what .gitignore, .ignore or the configuration's exclude: leave out); "
                  "- reads one from standard input");
   app.add_option("--exclude", run.excludes,
                  "Leave out of folder walks what matches this glob (the path below the folder, '*' crossing '/', or the name; repeatable)");

@@ -28,76 +28,13 @@
 #include "bpulint/render_graph.h"
 #include "bpulint/render_machine.h"
 #include "bpulint/render_text.h"
+#include "folder_walk.h"
 #include "stdin_spool.h"
 
 namespace bpulint {
 namespace fs = std::filesystem;
 namespace {
 
-
-// Files as given; folders searched recursively for *.onnx (any case: a
-// model.ONNX is a model too), in sorted order. A folder that cannot be
-// searched or holds no model, and a *.onnx symlink that leads nowhere, are
-// reported like a broken model: one line, exit 2, the other inputs still linted.
-bool is_onnx_name(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".onnx";
-}
-
-// Folders a walk never enters, as ruff skips them: hidden ones (.git, .venv,
-// .cache...) and virtual environments and package trees. A folder named on the
-// command line is walked even so.
-bool skipped_folder(const fs::path& p) {
-  const std::string name = p.filename().string();
-  return (!name.empty() && name[0] == '.') || name == "node_modules" || name == "venv" || name == "__pypackages__";
-}
-
-// --exclude GLOB: against the path below the walked folder ('*' crosses '/') or the name.
-bool excluded(const fs::path& p, const fs::path& root, const std::vector<std::string>& excludes) {
-  const std::string rel = p.lexically_relative(root).generic_string();
-  const std::string name = p.filename().string();
-  return std::any_of(excludes.begin(), excludes.end(), [&](const std::string& g) {
-    return fnmatch(g.c_str(), rel.c_str(), 0) == 0 || fnmatch(g.c_str(), name.c_str(), 0) == 0;
-  });
-}
-
-void expand_inputs(const std::vector<std::string>& inputs, const std::vector<std::string>& excludes,
-                   std::vector<std::string>& models, std::vector<std::string>& errors) {
-  for (const auto& in : inputs) {
-    std::error_code ec;
-    if (!fs::is_directory(in, ec)) {
-      models.push_back(in);
-      continue;
-    }
-    std::vector<std::string> found;
-    const size_t errors_before = errors.size();
-    for (auto it = fs::recursive_directory_iterator(in, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      std::error_code dir_ec;
-      if (it->is_directory(dir_ec) && !it->is_symlink(dir_ec) &&
-          (skipped_folder(it->path()) || excluded(it->path(), in, excludes))) {
-        it.disable_recursion_pending();
-        continue;
-      }
-      if (!is_onnx_name(it->path()) || excluded(it->path(), in, excludes)) continue;
-      std::error_code link_ec;
-      if (it->is_symlink(link_ec) && !fs::exists(it->path(), link_ec)) {
-        errors.push_back(it->path().string() + ": error: a symlink that leads nowhere (" +
-                         fs::read_symlink(it->path(), link_ec).string() + ")");
-        continue;
-      }
-      if (it->is_regular_file(link_ec)) found.push_back(it->path().string());
-    }
-    if (ec) {
-      errors.push_back(in + ": error: cannot search the folder: " + ec.message());
-    } else if (found.empty() && errors.size() == errors_before) {
-      errors.push_back(in + ": error: no *.onnx files in the folder");
-    }
-    std::sort(found.begin(), found.end());
-    models.insert(models.end(), found.begin(), found.end());
-  }
-}
 
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
@@ -165,7 +102,11 @@ class Runner {
   int run() {
     std::vector<std::string> paths, input_errors;
     std::string error;
-    expand_inputs(o_.inputs, o_.excludes, paths, input_errors);
+    WalkOptions walk;
+    walk.excludes = o_.excludes;
+    walk.config_file = o_.config_file;
+    walk.isolated = o_.isolated;
+    if (!expand_inputs(o_.inputs, walk, paths, input_errors, error)) return fail(error);
     for (const auto& e : input_errors) std::cerr << printable_text(e) << "\n";
     broken_ = !input_errors.empty();
     if (paths.empty()) {

@@ -225,7 +225,8 @@ bool load_config(const std::string& path, Config& config, std::string& error) {
   try {
     FileReader reader(path);
     if (root.IsNull()) return true;  // an empty file is a valid, empty configuration
-    reader.check_keys(root, {"platform", "select", "ignore", "severity", "rules", "waivers", "input_shapes", "overrides"},
+    reader.check_keys(root, {"platform", "select", "ignore", "severity", "rules", "waivers", "input_shapes", "overrides",
+                             "exclude"},
                       {}, "configuration");
     if (root["platform"]) config.platform = reader.scalar(root["platform"], "platform");
     // Rule ids are matched case-insensitively: bpu1101 is BPU1101.
@@ -238,6 +239,7 @@ bool load_config(const std::string& path, Config& config, std::string& error) {
     for (const auto& p : reader.string_list(root["rules"], "rules")) {
       config.rule_paths.push_back(fs::path(p).is_absolute() ? p : (fs::path(base) / p).lexically_normal().string());
     }
+    config.excludes = reader.string_list(root["exclude"], "exclude");
     if (const YAML::Node overrides = root["overrides"]) {
       if (!overrides.IsSequence()) reader.fail(overrides, "overrides must be a list");
       for (const auto& o : overrides) {

@@ -1,10 +1,12 @@
 // --format html: one self-contained file (inline CSS, inline SVG, a little
 // inline JavaScript; nothing fetched) for every model of the run.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "bpulint/finding_groups.h"
 #include "bpulint/graphviz_layout.h"
 #include "bpulint/json_writer.h"
 #include "bpulint/markup.h"
@@ -15,6 +17,17 @@
 
 namespace bpulint {
 namespace {
+
+// A folded row (finding_groups.h) lists at most this many of its nodes, and a
+// page at most kNodesListedPerPage in all: the 20,000 identical findings of a
+// big model are one row and a list of 50, not 20,000 rows (33 MB, 30 s to
+// render). `--format json` and `--format csv` name every node.
+constexpr size_t kNodesListedPerRow = 50;
+constexpr size_t kNodesListedPerPage = 5000;
+// Distinct fix plans shown per model (identical plans already share a row).
+constexpr size_t kPlanRowsShown = 200;
+// Before/after pictures of --fix results per model (each is a Graphviz layout).
+constexpr size_t kFixPicturesShown = 20;
 
 constexpr Placement kPlacements[] = {Placement::Bpu,     Placement::Cpu,          Placement::Folded,
                                      Placement::Unknown, Placement::RuntimeShape, Placement::NoCompile};
@@ -110,6 +123,10 @@ table.data td.num { text-align: right; font-variant-numeric: tabular-nums; white
 .lvl.note { background: #e2ecfb; color: #17478f; } .lvl.hidden { background: #eceff3; color: var(--muted); }
 .op { color: var(--muted); font-size: 12px; }
 table.data .mono { word-break: break-all; }
+details.nodes summary { cursor: pointer; }
+details.nodes ul { list-style: none; margin: 4px 0 0; padding: 0; max-height: 260px; overflow: auto; }
+details.nodes li { margin: 1px 0; }
+.more { color: var(--muted); font-size: 12px; }
 .facts code { display: inline-block; background: var(--soft); border-radius: 4px; padding: 0 5px; margin: 1px 4px 1px 0; }
 .tag { display: inline-block; border-radius: 4px; padding: 0 6px; font-size: 11.5px; margin-left: 6px; }
 .tag.rec { background: #d3f0dc; color: #123d26; font-weight: 600; } .tag.na { background: #eceff3; color: var(--muted); }
@@ -344,6 +361,14 @@ class HtmlReport {
   explicit HtmlReport(const RunInfo& run) : run_(run) {}
 
   std::string render() {
+    // The same groups as SARIF, GitHub and JSON (one call over the run's reports).
+    std::vector<const ModelReport*> reports, fixed;
+    for (const auto& m : run_.models) {
+      reports.push_back(m.report);
+      fixed.push_back(m.fixed);
+    }
+    groups_ = group_findings(reports, run_.show_waived, run_.min_severity);
+    fixed_groups_ = group_findings(fixed, run_.show_waived, run_.min_severity);
     for (const auto& m : run_.models) {
       for (const ModelReport* r : {m.report, m.fixed}) {
         if (r == nullptr || !r->ok) continue;
@@ -490,15 +515,29 @@ class HtmlReport {
     options.show_waived = run_.show_waived;
     options.min_severity = run_.min_severity;
     const ReportGraph g = build_report_graph(*r, fixed_nodes, options);
-    graph(*r, g, id);
-    findings(*r, &g, id, "Findings");
+    graph(*r, g, id, rows_of_findings(*r, groups_[k]));
+    findings(*r, groups_[k], &g, id, "Findings");
     plans(*r, g, id);
-    if (m.fix_run != nullptr) fix_run(m, id);
+    if (m.fix_run != nullptr) fix_run(m, fixed_groups_[k], id);
     notes(*r);
     out_ += "</section>\n";
   }
 
-  void graph(const ModelReport& r, const ReportGraph& g, const std::string& id) {
+  // Each listed finding's row in the folded findings table (the graph links a node to it).
+  std::vector<long> rows_of_findings(const ModelReport& r, const std::vector<FindingGroup>& groups) const {
+    std::vector<long> listed_index(r.diagnostics.size(), -1);
+    long k = 0;
+    for (size_t i = 0; i < r.diagnostics.size(); ++i) {
+      if (listed(r.diagnostics[i], run_.show_waived, run_.min_severity)) listed_index[i] = k++;
+    }
+    std::vector<long> rows(static_cast<size_t>(k), -1);
+    for (size_t row = 0; row < groups.size(); ++row) {
+      for (size_t i : groups[row].members) rows[static_cast<size_t>(listed_index[i])] = static_cast<long>(row);
+    }
+    return rows;
+  }
+
+  void graph(const ModelReport& r, const ReportGraph& g, const std::string& id, std::vector<long> finding_rows) {
     out_ += "<h3>Graph</h3>\n<div class=\"graph-box\">\n<p class=\"graph-note\">";
     if (!g.collapsed) {
       out_ += "Every node (" + num(r.facts.nodes.size()) + ").";
@@ -514,7 +553,7 @@ class HtmlReport {
       out_ += ".";
       if (g.regions_drawn < g.regions) {
         out_ += " Only the first " + num(g.regions_drawn) + " of " + num(g.regions) +
-                " such regions fit a layout (the findings table lists everything).";
+                " such regions fit a layout (the findings table accounts for every finding).";
       }
     }
     out_ += " Click a node with findings to see them; hover for names and shapes.</p>\n";
@@ -522,6 +561,7 @@ class HtmlReport {
     style.graph_name = r.path;
     style.id_prefix = id + "_";
     style.finding_prefix = id + "_f";
+    style.finding_rows = std::move(finding_rows);
     embed(graph_dot(r, g, style), "graph of " + r.path, true);
     out_ += "</div>\n";
   }
@@ -541,8 +581,13 @@ class HtmlReport {
     out_ += "<div class=\"graph-view\">" + inline_svg(svg, label) + "</div>\n";
   }
 
-  std::string node_cell(const ModelReport& r, const ReportGraph* g, long node, const std::string& id) {
-    if (node < 0 || static_cast<size_t>(node) >= r.facts.nodes.size()) return "<td data-sort=\"-1\">(model)</td>";
+  static bool known_node(const ModelReport& r, long node) {
+    return node >= 0 && static_cast<size_t>(node) < r.facts.nodes.size();
+  }
+
+  // The node's name, a link to it when the graph draws it.
+  std::string node_name(const ModelReport& r, const ReportGraph* g, long node, const std::string& id) {
+    if (!known_node(r, node)) return "(model)";
     const NodeFacts& n = r.facts.nodes[static_cast<size_t>(node)];
     std::string name = "<span class=\"mono\">" + esc(std::string(n.display_name)) + "</span>";
     const long item = g != nullptr ? g->item_of_node[static_cast<size_t>(node)] : -1;
@@ -550,11 +595,41 @@ class HtmlReport {
       name = "<a class=\"to-graph\" href=\"#" + id + "_" + graph_item_id(*g, static_cast<size_t>(item)) + "\">" + name +
              "</a>";
     }
-    return "<td data-sort=\"" + std::to_string(node) + "\">" + name + "<br><span class=\"op\">" + esc(n.op_type) +
-           (n.graph_id != 0 ? " in " + esc(n.graph_path) : "") + "</span></td>";
+    return name;
   }
 
-  void findings(const ModelReport& r, const ReportGraph* g, const std::string& id, const char* title) {
+  std::string node_where(const ModelReport& r, long node) {
+    if (!known_node(r, node)) return "";
+    const NodeFacts& n = r.facts.nodes[static_cast<size_t>(node)];
+    return "<span class=\"op\">" + esc(n.op_type) + (n.graph_id != 0 ? " in " + esc(n.graph_path) : "") + "</span>";
+  }
+
+  std::string node_cell(const ModelReport& r, const ReportGraph* g, long node, const std::string& id) {
+    if (!known_node(r, node)) return "<td data-sort=\"-1\">(model)</td>";
+    return "<td data-sort=\"" + std::to_string(node) + "\">" + node_name(r, g, node, id) + "<br>" + node_where(r, node) +
+           "</td>";
+  }
+
+  // The nodes of a folded row: their count, and a list to open (capped, see kNodesListedPerRow).
+  std::string nodes_cell(const ModelReport& r, const ReportGraph* g, const std::vector<long>& nodes, const std::string& id) {
+    if (nodes.size() == 1) return node_cell(r, g, nodes.front(), id);
+    const size_t listed = std::min({nodes.size(), kNodesListedPerRow, nodes_listed_left_});
+    nodes_listed_left_ -= listed;
+    std::string cell = "<td data-sort=\"" + std::to_string(nodes.front()) + "\"><details class=\"nodes\"><summary><b>" +
+                       num(nodes.size()) + " nodes</b><br>" + node_where(r, nodes.front()) + "</summary><ul>";
+    for (size_t i = 0; i < listed; ++i) cell += "<li>" + node_name(r, g, nodes[i], id) + "</li>";
+    cell += "</ul>";
+    if (listed < nodes.size()) {
+      cell += std::string("<span class=\"more\">") + (listed == 0 ? "" : "and ") + num(nodes.size() - listed) +
+              (listed == 0 ? " nodes, not listed here" : " more") +
+              " (<span class=\"mono\">--format json</span> and <span class=\"mono\">csv</span> name every node)</span>";
+    }
+    return cell + "</details></td>";
+  }
+
+  // One row per group of identical findings (finding_groups.h); every count stays the findings'.
+  void findings(const ModelReport& r, const std::vector<FindingGroup>& groups, const ReportGraph* g,
+                const std::string& id, const char* title) {
     size_t count = 0;
     for (const auto& d : r.diagnostics) count += listed(d, run_.show_waived, run_.min_severity);
     out_ += std::string("<h3>") + title + " (" + num(count) + ")</h3>\n";
@@ -562,16 +637,26 @@ class HtmlReport {
       out_ += "<p class=\"graph-note\">None.</p>\n";
       return;
     }
+    if (groups.size() < count) {
+      out_ += "<p class=\"graph-note\">" + plural(groups.size(), "row", "rows") + " for " + plural(count, "finding", "findings") +
+              ": findings that say the same thing (rule, level, message, facts, fixes" +
+              (std::any_of(groups.begin(), groups.end(), [](const FindingGroup& f) { return f.by_rule; })
+                   ? "; past " + num(kMaxFindingGroups) + " groups, rule and level only"
+                   : std::string()) +
+              ") share a row, as in the SARIF and GitHub outputs; open a row's nodes to list them.</p>\n";
+    }
     out_ += "<table class=\"data sortable findings\"><thead><tr><th>Rule</th><th>Level</th><th>Node</th>"
             "<th>Message</th><th>Facts</th></tr></thead>\n<tbody>\n";
-    long k = 0;
-    for (const auto& d : r.diagnostics) {
-      if (!listed(d, run_.show_waived, run_.min_severity)) continue;
+    for (size_t row = 0; row < groups.size(); ++row) {
+      const FindingGroup& group = groups[row];
+      const Diagnostic& d = r.diagnostics[group.members.front()];
       const std::string level = severity_name(d.severity);
       const bool hidden = !d.shown();
-      out_ += "<tr id=\"" + id + "_f" + std::to_string(k++) + "\" class=\"finding\"><td data-sort=\"" + esc(d.rule->id) +
-              "\"><a href=\"#rule" + std::to_string(rules_.add(d.rule)) + "\">" + esc(d.rule->id) +
-              "</a><br><span class=\"op\">" + esc(d.rule->name) + "</span></td>";
+      const size_t n = group.members.size();
+      out_ += "<tr id=\"" + id + "_f" + std::to_string(row) + "\" class=\"finding" + (n > 1 ? " folded" : "") +
+              "\" data-count=\"" + std::to_string(n) + "\"><td data-sort=\"" + esc(d.rule->id) + "\"><a href=\"#rule" +
+              std::to_string(rules_.add(d.rule)) + "\">" + esc(d.rule->id) + "</a><br><span class=\"op\">" +
+              esc(d.rule->name) + "</span></td>";
       out_ += "<td data-sort=\"" + std::to_string(2 - static_cast<int>(d.severity)) + "\"><span class=\"lvl " + level +
               "\">" + level + "</span>";
       if (d.outcome == Outcome::Unknown) out_ += "<br><span class=\"op\">cannot verify</span>";
@@ -579,7 +664,12 @@ class HtmlReport {
         out_ += "<br><span class=\"lvl hidden\">" +
                 (d.waiver.empty() ? std::string("in baseline") : "waived: " + esc(d.waiver)) + "</span>";
       }
-      out_ += "</td>" + node_cell(r, g, d.node, id) + "<td>" + esc(d.message);
+      std::vector<long> nodes;
+      nodes.reserve(n);
+      for (size_t i : group.members) nodes.push_back(r.diagnostics[i].node);
+      out_ += "</td>" + nodes_cell(r, g, nodes, id) + "<td>";
+      if (group.by_rule && n > 1) out_ += "<span class=\"op\">the first of these findings (their messages and facts differ):</span><br>";
+      out_ += esc(d.message);
       if (const SourceLine* s = r.source_for(d.node)) {  // the PyTorch line that built the node
         const bool found = !s->path.empty();
         out_ += "<br><span class=\"op\">built at " + esc((found ? s->path : s->trace_file) + ":" + std::to_string(s->line)) +
@@ -593,35 +683,82 @@ class HtmlReport {
     out_ += "</tbody></table>\n";
   }
 
+  // The cells after the node of one ranked option.
+  static std::string option_cells(const FixOption& o, size_t rank) {
+    std::string out = "<td class=\"num\">" + std::to_string(rank) + "</td><td><span class=\"mono\">" + esc(o.id) +
+                      "</span>" + (o.recommended ? "<span class=\"tag rec\">recommended</span>" : "") +
+                      (o.applicable ? "" : "<span class=\"tag na\">not applicable</span>") + "<br><span class=\"op\">" +
+                      esc(o.title) + "</span></td><td>" + esc(applicability_name(o.applicability)) + "</td>";
+    if (!o.applicable) return out + "<td colspan=\"5\">" + esc(o.why_not) + "</td></tr>\n";
+    out += "<td class=\"num\">" + human(o.cost.intermediate_channels) + "</td><td class=\"num\">" +
+           human(o.cost.intermediate_elements) + " (" + human_bytes(o.cost.intermediate_bytes) +
+           ")</td><td class=\"num\">" + human(o.cost.macs) + "</td><td class=\"num\">" + human(o.cost.moved_elements) +
+           "</td><td class=\"num\">" + std::to_string(o.cost.new_nodes);
+    for (const auto& v : o.new_violations) out += "<br><span class=\"op\">would break " + esc(v) + "</span>";
+    return out + "</td></tr>\n";
+  }
+
+  // Exact, not as rounded for display: what --format json holds for the plan.
+  static std::string plan_key(const NodeFixPlan& plan) {
+    std::string key;
+    for (const FixOption& o : plan.options) {
+      const FixCost& c = o.cost;
+      key += o.id + '\n' + o.title + '\n' + std::to_string(static_cast<int>(o.applicability)) + (o.applicable ? "a" : "-") +
+             (o.recommended ? "r" : "-") + o.why_not + '\n';
+      for (int64_t v : {c.intermediate_channels, c.intermediate_elements, c.intermediate_bytes, c.macs, c.moved_elements,
+                        static_cast<int64_t>(c.new_nodes)}) {
+        key += std::to_string(v) + ',';
+      }
+      for (const auto& v : o.new_violations) key += '\n' + v;
+      key += '\f';
+    }
+    return key;
+  }
+
+  // Nodes whose ranked options are the same (identical layers) share one row group.
   void plans(const ModelReport& r, const ReportGraph& g, const std::string& id) {
     if (r.fix_plans.empty()) return;
+    struct PlanRows {
+      std::vector<std::string> options;  // option_cells of each option
+      std::vector<long> nodes;
+    };
+    std::vector<PlanRows> shared;
+    std::map<std::string, size_t> at;
+    for (const auto& plan : r.fix_plans) {
+      const auto it = at.emplace(plan_key(plan), shared.size()).first;
+      if (it->second == shared.size()) {
+        std::vector<std::string> options;
+        for (size_t i = 0; i < plan.options.size(); ++i) options.push_back(option_cells(plan.options[i], i + 1));
+        shared.push_back({std::move(options), {}});
+      }
+      shared[it->second].nodes.push_back(plan.node);
+    }
     out_ += "<h3>Fixes, ranked (" + plural(r.fix_plans.size(), "node", "nodes") +
-            "; <span class=\"mono\">bpu-lint --fix</span> applies the recommended one)</h3>\n"
-            "<table class=\"data fixes\"><thead><tr><th>Node</th><th>Rank</th><th>Fix</th><th>Safety</th>"
+            "; <span class=\"mono\">bpu-lint --fix</span> applies the recommended one)</h3>\n";
+    if (shared.size() < r.fix_plans.size()) {
+      out_ += "<p class=\"graph-note\">" + plural(shared.size(), "plan", "distinct plans") + ": nodes whose options, costs and "
+              "verdicts are the same share one.</p>\n";
+    }
+    out_ += "<table class=\"data fixes\"><thead><tr><th>Node</th><th>Rank</th><th>Fix</th><th>Safety</th>"
             "<th>Intermediate channels</th><th>Intermediate tensor</th><th>MACs</th><th>Transpose moves</th>"
             "<th>New nodes</th></tr></thead>\n<tbody>\n";
-    for (const auto& plan : r.fix_plans) {
-      const std::string node = node_cell(r, &g, plan.node, id);
-      for (size_t i = 0; i < plan.options.size(); ++i) {
-        const FixOption& o = plan.options[i];
-        out_ += "<tr class=\"fix-option\">" + (i == 0 ? node : std::string("<td></td>")) + "<td class=\"num\">" +
-                std::to_string(i + 1) + "</td><td><span class=\"mono\">" + esc(o.id) + "</span>" +
-                (o.recommended ? "<span class=\"tag rec\">recommended</span>" : "") +
-                (o.applicable ? "" : "<span class=\"tag na\">not applicable</span>") + "<br><span class=\"op\">" +
-                esc(o.title) + "</span></td><td>" + esc(applicability_name(o.applicability)) + "</td>";
-        if (!o.applicable) {
-          out_ += "<td colspan=\"5\">" + esc(o.why_not) + "</td></tr>\n";
-          continue;
-        }
-        out_ += "<td class=\"num\">" + human(o.cost.intermediate_channels) + "</td><td class=\"num\">" +
-                human(o.cost.intermediate_elements) + " (" + human_bytes(o.cost.intermediate_bytes) +
-                ")</td><td class=\"num\">" + human(o.cost.macs) + "</td><td class=\"num\">" +
-                human(o.cost.moved_elements) + "</td><td class=\"num\">" + std::to_string(o.cost.new_nodes);
-        for (const auto& v : o.new_violations) out_ += "<br><span class=\"op\">would break " + esc(v) + "</span>";
-        out_ += "</td></tr>\n";
+    size_t nodes_left_out = 0;
+    for (size_t k = 0; k < shared.size(); ++k) {
+      if (k >= kPlanRowsShown) {
+        nodes_left_out += shared[k].nodes.size();
+        continue;
+      }
+      const std::string node = nodes_cell(r, &g, shared[k].nodes, id);
+      for (size_t i = 0; i < shared[k].options.size(); ++i) {
+        out_ += "<tr class=\"fix-option\">" + (i == 0 ? node : std::string("<td></td>")) + shared[k].options[i];
       }
     }
     out_ += "</tbody></table>\n";
+    if (nodes_left_out > 0) {
+      out_ += "<p class=\"graph-note\">Only the first " + num(kPlanRowsShown) + " of " + num(shared.size()) +
+              " distinct plans are shown; the plans of " + plural(nodes_left_out, "more node", "more nodes") +
+              " are in <span class=\"mono\">--format json</span> (each finding's <span class=\"mono\">fixes</span>).</p>\n";
+    }
   }
 
   static std::string proof_line(const FixResult& res) {
@@ -629,7 +766,7 @@ class HtmlReport {
     return "fixed with " + res.fix_id + "; " + proof_summary(res);
   }
 
-  void fix_run(const RunInfo::Model& m, const std::string& id) {
+  void fix_run(const RunInfo::Model& m, const std::vector<FindingGroup>& fixed_groups, const std::string& id) {
     const ModelReport& r = *m.report;
     const FixRun& run = *m.fix_run;
     out_ += "<h3>After --fix</h3>\n<p>";
@@ -642,6 +779,7 @@ class HtmlReport {
       out_ += "Nothing was fixed; no file written.";
     }
     out_ += "</p>\n";
+    size_t pictures = 0;
     for (const auto& res : run.results) {
       const bool known = res.node >= 0 && static_cast<size_t>(res.node) < r.facts.nodes.size();
       out_ += "<div class=\"fix-result\">";
@@ -650,7 +788,11 @@ class HtmlReport {
         out_ += "<h4>" + esc(n.op_type) + " <span class=\"mono\">" + esc(std::string(n.display_name)) + "</span></h4>";
       }
       out_ += "<p class=\"proof " + std::string(res.applied ? "ok" : "no") + "\">" + esc(proof_line(res)) + "</p>\n";
-      if (known && res.applied) {
+      if (known && res.applied && pictures++ == kFixPicturesShown) {
+        out_ += "<p class=\"graph-note\">Before/after pictures are drawn for the first " + num(kFixPicturesShown) +
+                " fixed nodes only.</p>\n";
+      }
+      if (known && res.applied && pictures <= kFixPicturesShown) {
         out_ += "<div class=\"before-after\"><figure><figcaption>before</figcaption>";
         DotStyle style;
         style.graph_name = "before";
@@ -673,7 +815,7 @@ class HtmlReport {
     if (m.fixed != nullptr && m.fixed->ok) {
       out_ += "<h3>Re-lint of the fixed model</h3>\n";
       summary(*m.fixed);
-      findings(*m.fixed, nullptr, id + "x", "Findings after the fix");
+      findings(*m.fixed, fixed_groups, nullptr, id + "x", "Findings after the fix");
     }
   }
 
@@ -709,6 +851,8 @@ class HtmlReport {
   }
 
   const RunInfo& run_;
+  std::vector<std::vector<FindingGroup>> groups_, fixed_groups_;  // per model, as finding_groups.h folds them
+  size_t nodes_listed_left_ = kNodesListedPerPage;
   RuleIndex rules_;
   std::string out_;
 };

@@ -642,7 +642,9 @@ class DotWriter {
     if (!it.rules.empty()) {
       out_ << ", color=\"" << severity_colour(it.worst) << "\", penwidth=2.6";
       if (!s_.finding_prefix.empty() && it.finding >= 0) {
-        out_ << ", URL=" << dot_quote("#" + s_.finding_prefix + std::to_string(it.finding));
+        const size_t k = static_cast<size_t>(it.finding);
+        const long row = k < s_.finding_rows.size() ? s_.finding_rows[k] : it.finding;
+        out_ << ", URL=" << dot_quote("#" + s_.finding_prefix + std::to_string(row));
       }
     } else {
       out_ << ", color=\"" << st.border << "\"";

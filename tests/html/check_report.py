@@ -6,8 +6,10 @@ this says whether what it rendered is what bpu-lint means to write. Checked: a d
 every element closed in order (void elements never closed, "/>" only inside <svg>), unique
 ids, every "#id" link resolves, nothing loaded from anywhere (no src, no <link>, <img>,
 <iframe>, <object>, no href out of the file, no http(s):// in any attribute), and, per
-model, one findings row per diagnostic of the JSON report, one row per ranked fix option,
-one proof line per --fix result and a drawn graph.
+model, one findings row per group of identical findings (the JSON report's `groups`; a row's
+data-count says how many findings it stands for, and they add up to every diagnostic), one
+row per ranked fix option of each distinct plan (identical plans share rows, at most 200 per
+model), one proof line per --fix result and a drawn graph.
 
 Usage: check_report.py REPORT.html REPORT.json     (exit 1 with the problems listed)
 """
@@ -25,6 +27,7 @@ class Checker(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.stack, self.problems, self.ids, self.links = [], [], set(), []
         self.classes = {}
+        self.rows = []  # (id, data-count) of each findings row
         self.doctype = False
 
     def problem(self, what):
@@ -56,6 +59,8 @@ class Checker(HTMLParser):
             if name == "class":
                 for c in value.split():
                     self.classes[c] = self.classes.get(c, 0) + 1
+        if tag == "tr" and "finding" in (dict(attrs).get("class") or "").split():
+            self.rows.append((dict(attrs).get("id") or "", int(dict(attrs).get("data-count") or 0)))
         if tag in LOADERS:
             self.problem(f"<{tag}> in a self-contained report")
 
@@ -93,15 +98,24 @@ def main():
     report = json.load(open(json_path, encoding="utf-8"))
     findings = sum(len(m["diagnostics"]) + len((m.get("fixed_model") or {}).get("diagnostics", []))
                    for m in report["models"])
-    if c.classes.get("finding", 0) != findings:
-        c.problems.append(f"{c.classes.get('finding', 0)} finding rows, the JSON report has {findings}")
+    if sum(n for _, n in c.rows) != findings:
+        c.problems.append(f"the finding rows stand for {sum(n for _, n in c.rows)} findings, the JSON report has {findings}")
+    for k, m in enumerate(report["models"]):
+        rows = [n for i, n in c.rows if re.fullmatch(f"m{k}_f[0-9]+", i)]
+        expected = len(m["diagnostics"]) - sum(g["count"] - 1 for g in m.get("groups", []))
+        if len(rows) != expected:
+            c.problems.append(f"model {k}: {len(rows)} finding rows, the JSON report's groups make {expected}")
+        fixed = sum(n for i, n in c.rows if re.fullmatch(f"m{k}x_f[0-9]+", i))
+        if fixed != len((m.get("fixed_model") or {}).get("diagnostics", [])):
+            c.problems.append(f"model {k}: the re-lint's rows stand for {fixed} findings")
     options = 0
     for m in report["models"]:
-        planned = set()
+        planned, plans = set(), {}
         for d in m["diagnostics"]:
             if d["node"] is not None and d["fixes"] and d["node"] not in planned:
                 planned.add(d["node"])
-                options += len(d["fixes"])
+                plans.setdefault(json.dumps(d["fixes"], sort_keys=True), len(d["fixes"]))
+        options += sum(list(plans.values())[:200])
     if c.classes.get("fix-option", 0) != options:
         c.problems.append(f"{c.classes.get('fix-option', 0)} fix option rows, the JSON report has {options}")
     for m in report["models"]:
