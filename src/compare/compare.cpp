@@ -128,7 +128,8 @@ class Names {
   // tensor name) the row starts with, when the rest says reshape or
   // transpose. -1 when there is none.
   long inserted_for(std::string_view row) const {
-    if (row.size() < 2 || row.size() > 1024 || is_cut(row)) return -1;  // a cut name lost its start
+    // A cut name lost its start; a '+' joins a fused group, each part matched alone.
+    if (row.size() < 2 || row.size() > 1024 || is_cut(row) || row.find('+') != std::string_view::npos) return -1;
     const std::string low = lower(row);
     const size_t reshape = low.rfind("reshape"), transpose = low.rfind("transpose");
     const size_t last = std::max(reshape == std::string::npos ? 0 : reshape, transpose == std::string::npos ? 0 : transpose);
@@ -306,8 +307,8 @@ Comparison compare_placement(const ModelReport& report, const CompileLog& log) {
   };
   for (const auto& row : log.rows) {
     if (row.on == "--") continue;  // folded before placement: its node stays "not placed"
-    // A fused group joins names with '+'; a name holding '+' itself is tried whole first.
-    if (row.node.find('+') == std::string::npos || match_name(names, row.node).kind != Match::None) {
+    // A fused group joins names with '+'; a node whose own name holds '+' is tried whole first.
+    if (row.node.find('+') == std::string::npos || match_name(names, row.node).kind == Match::Own) {
       take(row.node, row);
       continue;
     }
