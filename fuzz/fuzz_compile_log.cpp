@@ -1,6 +1,7 @@
 // fuzz_compile_log: arbitrary bytes as an hb_mapper / hb_compile log
 // (src/compare/compile_log.cpp), then, when a table was read, compared with a small
-// fixed model whose node names are those of the seed logs (src/compare/compare.cpp)
+// fixed model whose node names are those of the seed logs (src/compare/compare.cpp),
+// the CSV table and advice forms included,
 // on bayes-e and j6e, rendered as text and JSON, with a rule stub per missed
 // node (src/compare/rule_stub.cpp). Invariants:
 //   - no crash, hang or leak;
@@ -9,12 +10,15 @@
 //     NULL} and a line number within the text, after the table's header;
 //     marches and versions are non-empty, short and single-line;
 //   - the comparison accounts for every main-graph node once (agree + missed
-//     + wrong + unknown = matched; matched + not placed = nodes);
+//     + wrong + unknown = matched; matched + not placed = nodes); a round
+//     trip is a CPU row tied to a node; an ambiguous cut name is unmatched;
+//   - shape reasons ("can not get nhwc info from shape: [...]") have 1 to 8 dims;
 //   - the JSON is valid; every stub either loads as a user rule file or is
 //     refused for its FILL_IN placeholder only.
 #include <onnx/onnx_pb.h>
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -71,11 +75,22 @@ std::string write_model() {
   axis->set_name("axis");
   axis->set_type(onnx::AttributeProto::INT);
   axis->set_i(1);
-  add_node(g, "Transpose", "/model.7/Transpose", {"sm"}, "out");
+  add_node(g, "Transpose", "/model.7/Transpose", {"sm"}, "t");
   onnx::AttributeProto* perm = g.mutable_node(4)->add_attribute();
   perm->set_name("perm");
   perm->set_type(onnx::AttributeProto::INTS);
   for (int64_t p : {0, 2, 3, 1}) perm->add_ints(p);
+  // A MatMul and a Div the compiler splits into pieces (/MatMul_reshape_in +
+  // /MatMul_gemm, /Div_reciprocal + /Div_mul), fed by a 1-D input: the piece
+  // matching and the once-per-model shape reasons are reachable.
+  tensor(g.add_input(), "vec", {4});
+  onnx::TensorProto* mw = g.add_initializer();
+  mw->set_name("mw");
+  mw->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {4, 4}) mw->add_dims(d);
+  for (int i = 0; i < 16; ++i) mw->add_float_data(0.05f * static_cast<float>(i));
+  add_node(g, "MatMul", "/MatMul", {"t", "mw"}, "mm");
+  add_node(g, "Div", "/Div", {"mm", "vec"}, "out");
   tensor(g.add_output(), "out", {1, 8, 8, 4});
   const std::string path = fuzz::temp_dir() + "/model.onnx";
   std::ofstream f(path, std::ios::binary);
@@ -111,6 +126,17 @@ void check_comparison(const CompileLog& log, const char* platform_name) {
   FUZZ_CHECK(c.agree.size() + c.missed.size() + c.wrong.size() + c.unknown.size() == c.matched,
              "verdicts do not add up to the matched nodes");
   FUZZ_CHECK(c.matched + c.not_placed.size() == report.facts.nodes.size(), "a node is matched twice or lost");
+  for (const auto& t : c.round_trips) {
+    FUZZ_CHECK(t.node >= 0 && static_cast<size_t>(t.node) < report.facts.nodes.size() && t.row != nullptr && t.row->on == "CPU",
+               "a round trip names no node or is not a CPU row");
+  }
+  for (const auto& a : c.ambiguous_rows) {
+    FUZZ_CHECK(a.nodes > 1 && std::find(c.unmatched_rows.begin(), c.unmatched_rows.end(), a.row) != c.unmatched_rows.end(),
+               "an ambiguous row that is not unmatched");
+  }
+  for (const auto& n : c.agree) {
+    for (const auto& p : n.pieces) FUZZ_CHECK(p.row != nullptr && !p.row->node.empty(), "an empty piece");
+  }
   CompareView view;
   view.model = "model.onnx";
   view.log = "fuzz.log";
@@ -163,6 +189,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(!v.tool.empty() && !v.version.empty() && one_clean_line(v.version), "bad version");
   }
   for (const auto& r : log.reasons) FUZZ_CHECK(!r.node.empty() && r.line >= 1 && r.line <= lines, "bad reason");
+  for (const auto& r : log.shape_reasons) {
+    FUZZ_CHECK(r.node.empty() && !r.shape.empty() && r.shape.size() <= 8 && r.line >= 1 && r.line <= lines, "bad shape reason");
+  }
   check_comparison(log, "bayes-e");
   check_comparison(log, "j6e");
   return 0;

@@ -10,6 +10,12 @@
 //               by runs of spaces; the rows carry no logging prefix.
 //   hb_compile  a box-drawn table `| Node | NodeType | ON | ... |`, every
 //               line behind a logging prefix.
+//   csv         the hb_compile table kept as CSV (`Node,NodeType,ON,...`;
+//               `fused` in the ON cell of a fused node reads as NULL).
+//   advice_csv  hb_compile's `<prefix>_advice.csv`: one row per op with a
+//               `Device` (bpu / external_cpu), an `OpType`, the op's name
+//               and a reason.
+// Both CSV forms are recognised by their header line, whatever the file is called.
 // Columns are found by their header names, never by position or width.
 #pragma once
 
@@ -20,12 +26,12 @@
 
 namespace bpulint {
 
-enum class LogFormat { HbMapper, HbCompile };
-const char* log_format_name(LogFormat f);  // "hb_mapper" | "hb_compile"
+enum class LogFormat { HbMapper, HbCompile, TableCsv, AdviceCsv };
+const char* log_format_name(LogFormat f);  // "hb_mapper" | "hb_compile" | "csv" | "advice_csv"
 
 struct PlacementRow {
   std::string node;  // as printed; fused nodes are joined with '+'
-  std::string on;    // "BPU", "CPU" or "NULL"
+  std::string on;    // "BPU", "CPU", "NULL" or "--" (folded before placement)
   std::string type;  // the compiler's op (Type / NodeType column); "" when the table has none
   size_t line = 0;   // 1-based line of the row in the log
 };
@@ -36,10 +42,14 @@ struct ToolVersion {
 };
 
 // A log line naming a node as `Node(name:X, type:T)`, e.g.
-// "The input0 of Node(name:X, type:Softmax) does not support data type: int16".
+// "The input0 of Node(name:X, type:Softmax) does not support data type: int16"
+// (or an advice CSV row's reason); or a reason hb_mapper prints once per
+// model for the inputs of one shape, "can not get nhwc info from shape:
+// [1024]": then `node` is empty and `shape` holds the dims.
 struct NodeReason {
   std::string node;
   std::string op_type;
+  std::vector<long long> shape;
   std::string text;  // the whole message, without the logging prefix
   size_t line = 0;
 };
@@ -52,10 +62,13 @@ struct CompileLog {
   size_t table_line = 0;               // 1-based line of the header of the table read
   std::vector<PlacementRow> rows;      // that table's rows, in order
   std::vector<NodeReason> reasons;     // every Node(name:..., type:...) line, in order
+  std::vector<NodeReason> shape_reasons;  // every "can not get nhwc info from shape: [...]" line
 };
 
 // Rows the compiler adds for its own nodes: input preprocessing
 // (HZ_PREPROCESS_FOR_<input>) and requantisation (<tensor>_calibrated_Requantize).
+// Rows named after a node (split pieces, inserted Reshapes) are told apart
+// by compare.cpp, which knows the model.
 bool compiler_made_name(std::string_view node);
 
 // Fails with a one-line message (no path, "line N: ..." where a line is at

@@ -26,7 +26,8 @@ void render_compare_text(std::ostream& out, const CompareView& view);
 
 // {"version": 1, "model", "log", "log_format", "march", "platform", "rows",
 //  "matched", "unmatched_rows", "agree", "missed", "wrong", then "unknown",
-//  "not_placed", "compiler_made_rows", "table_line", "versions"}.
+//  "not_placed", "compiler_made_rows", "node_piece_rows", "round_trips",
+//  "ambiguous_rows", "table_line", "tables", "versions"}.
 std::string compare_json(const CompareView& view);
 
 }  // namespace bpulint

@@ -1,8 +1,11 @@
-#include <string_view>
 #include "bpulint/compare.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace bpulint {
 namespace {
@@ -10,87 +13,330 @@ namespace {
 // CPU over BPU over NULL: a node the compiler ran on the CPU anywhere is a CPU node.
 int strength(const std::string& on) { return on == "CPU" ? 2 : on == "BPU" ? 1 : 0; }
 
-struct Seen {
-  const PlacementRow* row = nullptr;
-  std::string on;
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+bool is_cut(std::string_view name) { return name.size() > 3 && name.substr(0, 3) == "..."; }
+
+// The pieces a node is split into, by the suffix the compiler appends to the
+// node's name (compile-logs.md), and the ops whose nodes it splits that way.
+struct SplitSuffix {
+  std::string_view suffix;
+  PieceRole role;
+  std::initializer_list<std::string_view> ops;
+};
+const SplitSuffix kSplitSuffixes[] = {
+    // Longest first where one ends another (_reshape_in / _transpose_in_reshape are distinct).
+    {"_reducemax_FROM_QUANTIZED_SOFTMAX", PieceRole::Compute, {"Softmax"}},
+    {"_sub_FROM_QUANTIZED_SOFTMAX", PieceRole::Compute, {"Softmax"}},
+    {"_exp_FROM_QUANTIZED_SOFTMAX", PieceRole::Compute, {"Softmax"}},
+    {"_reducesum_FROM_QUANTIZED_SOFTMAX", PieceRole::Compute, {"Softmax"}},
+    {"_reciprocal_FROM_QUANTIZED_SOFTMAX", PieceRole::Compute, {"Softmax"}},
+    {"_mul_FROM_QUANTIZED_SOFTMAX", PieceRole::Compute, {"Softmax"}},
+    {"_transpose_output_reshape", PieceRole::Layout, {"Gemm", "MatMul"}},
+    {"_transpose_in_reshape", PieceRole::Layout, {"Gemm", "MatMul"}},
+    {"_reshape_output", PieceRole::Layout, {"Gemm", "MatMul"}},
+    {"_reshape_in", PieceRole::Layout, {"MatMul", "Gemm"}},
+    {"_gemm", PieceRole::Compute, {"MatMul", "Gemm"}},
+    {"_reciprocal", PieceRole::Helper, {"Div"}},
+    {"_mul", PieceRole::Compute, {"Div"}},
 };
 
+// The rows hb_mapper (X5) prints at a Softmax's scope instead of the Softmax.
+const std::string_view kSoftmaxScopePieces[] = {"ReduceMax", "Sub", "Exp", "ReduceSum", "Div_reciprocal", "Div_mul"};
+
+bool has_op(const std::initializer_list<std::string_view>& ops, const std::string& op) {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Names matched against rows: the main graph's nodes and tensors.
+class Names {
+ public:
+  explicit Names(const ModelFacts& facts) : facts_(facts) {
+    for (size_t i = 0; i < facts.nodes.size(); ++i) {
+      const NodeFacts& n = facts.nodes[i];
+      if (n.graph_id != 0) continue;
+      if (!n.name.empty()) nodes_[std::string(n.name)].push_back(static_cast<long>(i));
+      for (const auto& t : n.outputs) {
+        if (!t.name.empty()) producer_.emplace(std::string(t.name), static_cast<long>(i));
+      }
+      for (const auto& t : n.inputs) {
+        if (!t.name.empty() && t.producer == 0 && t.initializer == nullptr) consumer_.emplace(std::string(t.name), static_cast<long>(i));
+      }
+    }
+  }
+
+  const std::vector<long>* exact(const std::string& name) const {
+    auto it = nodes_.find(name);
+    return it == nodes_.end() ? nullptr : &it->second;
+  }
+
+  // The nodes `name` stands for: exactly, or, cut to "...<tail>", every node
+  // ending with the tail; only nodes of `ops` when it is not empty.
+  std::vector<long> resolve(std::string_view name, std::initializer_list<std::string_view> ops = {}) const {
+    std::vector<long> out;
+    auto keep = [&](long n) { return ops.size() == 0 || has_op(ops, facts_.nodes[static_cast<size_t>(n)].op_type); };
+    if (!is_cut(name)) {
+      if (const auto* ids = exact(std::string(name))) {
+        for (long n : *ids) {
+          if (keep(n)) out.push_back(n);
+        }
+      }
+      return out;
+    }
+    const std::string_view tail = name.substr(3);
+    for (const auto& [node, ids] : nodes_) {
+      if (!ends_with(node, tail)) continue;
+      for (long n : ids) {
+        if (keep(n)) out.push_back(n);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // The Softmax nodes directly in `scope` ("/model.10/m/m.0/attn"; cut:
+  // "...0/attn", a scope ending so).
+  std::vector<long> softmax_in_scope(std::string_view scope) const {
+    std::vector<long> out;
+    const bool cut = is_cut(scope);
+    const std::string_view tail = cut ? scope.substr(3) : scope;
+    for (const auto& [node, ids] : nodes_) {
+      const size_t slash = node.rfind('/');
+      if (slash == std::string::npos) continue;
+      const std::string_view node_scope = std::string_view(node).substr(0, slash);
+      if (cut ? !ends_with(node_scope, tail) : node_scope != tail) continue;
+      for (long n : ids) {
+        if (facts_.nodes[static_cast<size_t>(n)].op_type == "Softmax") out.push_back(n);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // A Reshape or Transpose the compiler inserted, named after a node or a
+  // tensor ("/Gather_1_reshape", "/Mul_2/Mul_2_output_0_Reshape_0",
+  // "/Concatstate_out_Reshape_0", "<node>_<graph output>_Reshape"): the node
+  // of the longest name (or the producer, else a consumer, of the longest
+  // tensor name) the row starts with, when the rest says reshape or
+  // transpose. -1 when there is none.
+  long inserted_for(std::string_view row) const {
+    // A cut name lost its start; a '+' joins a fused group, each part matched alone.
+    if (row.size() < 2 || row.size() > 1024 || is_cut(row) || row.find('+') != std::string_view::npos) return -1;
+    const std::string low = lower(row);
+    const size_t reshape = low.rfind("reshape"), transpose = low.rfind("transpose");
+    const size_t last = std::max(reshape == std::string::npos ? 0 : reshape, transpose == std::string::npos ? 0 : transpose);
+    for (size_t len = std::min(last, row.size() - 1); len > 0; --len) {  // the rest from len on says reshape or transpose
+      const std::string prefix(row.substr(0, len));
+      if (auto it = nodes_.find(prefix); it != nodes_.end() && it->second.size() == 1) return it->second.front();
+      if (auto it = producer_.find(prefix); it != producer_.end()) return it->second;
+      if (auto it = consumer_.find(prefix); it != consumer_.end()) return it->second;
+    }
+    return -1;
+  }
+
+ private:
+  const ModelFacts& facts_;
+  std::unordered_map<std::string, std::vector<long>> nodes_;
+  std::unordered_map<std::string, long> producer_;
+  std::unordered_map<std::string, long> consumer_;  // first consumer of a graph input
+};
+
+// What a row (or a fused part) names.
+struct Match {
+  enum Kind { None, Own, Piece, CompilerMade, Ambiguous } kind = None;
+  std::vector<long> nodes;
+  PieceRole role = PieceRole::Compute;
+  size_t candidates = 0;  // Ambiguous: how many nodes end with the cut tail
+};
+
+Match match_name(const Names& names, const std::string& name) {
+  Match m;
+  // The node itself, by its name or a tail of it.
+  m.nodes = names.resolve(name);
+  if (m.nodes.size() == 1 || (!m.nodes.empty() && !is_cut(name))) {
+    m.kind = Match::Own;
+    return m;
+  }
+  const size_t own_candidates = m.nodes.size();
+  m.nodes.clear();
+  // A piece of a split node: <node><suffix>.
+  for (const auto& s : kSplitSuffixes) {
+    if (!ends_with(name, s.suffix) || name.size() == s.suffix.size()) continue;
+    const std::string base = name.substr(0, name.size() - s.suffix.size());
+    if (base == "...") continue;
+    std::vector<long> found = names.resolve(base, s.ops);
+    if (found.size() == 1) {
+      m.kind = Match::Piece;
+      m.nodes = std::move(found);
+      m.role = s.role;
+      return m;
+    }
+  }
+  // A decomposed Softmax's rows at its scope (X5): <scope>/ReduceMax, ...
+  if (const size_t slash = name.rfind('/'); slash != std::string::npos && slash > 0) {
+    const std::string_view last = std::string_view(name).substr(slash + 1);
+    if (std::find(std::begin(kSoftmaxScopePieces), std::end(kSoftmaxScopePieces), last) != std::end(kSoftmaxScopePieces)) {
+      std::vector<long> found = names.softmax_in_scope(std::string_view(name).substr(0, slash));
+      if (found.size() == 1) {
+        m.kind = Match::Piece;
+        m.nodes = std::move(found);
+        m.role = PieceRole::Compute;
+        return m;
+      }
+    }
+  }
+  // A Reshape inserted for a node or a tensor.
+  if (const long n = names.inserted_for(name); n >= 0) {
+    m.kind = Match::Piece;
+    m.nodes = {n};
+    m.role = PieceRole::Layout;
+    return m;
+  }
+  if (compiler_made_name(name)) {
+    m.kind = Match::CompilerMade;
+  } else if (own_candidates > 1) {
+    m.kind = Match::Ambiguous;
+    m.candidates = own_candidates;
+  }
+  return m;
+}
+
+// Graph inputs of a reason's shape, then every node fed by them through
+// tensors of rank below 4: hb_mapper's "can not get nhwc info" concerns
+// feature maps without an NHWC layout.
+std::vector<long> fed_by_shape(const ModelFacts& facts, const std::vector<long long>& shape) {
+  auto dims_of = [](const TensorFacts& t, std::vector<long long>& dims) {
+    dims.clear();
+    if (t.type == nullptr || !t.type->has_tensor_type() || !t.type->tensor_type().has_shape()) return false;
+    for (const auto& d : t.type->tensor_type().shape().dim()) {
+      if (!d.has_dim_value()) return false;
+      dims.push_back(d.dim_value());
+    }
+    return true;
+  };
+  std::unordered_set<std::string_view> reached;
+  std::vector<long> out;
+  std::vector<long long> dims;
+  for (size_t i = 0; i < facts.nodes.size(); ++i) {
+    const NodeFacts& n = facts.nodes[i];
+    if (n.graph_id != 0) continue;
+    bool fed = false;
+    for (const auto& t : n.inputs) {
+      if (t.name.empty()) continue;
+      const bool graph_input = t.producer == 0 && t.initializer == nullptr && !t.is_const;
+      if (reached.count(t.name) > 0 || (graph_input && dims_of(t, dims) && dims == shape)) {
+        reached.insert(t.name);
+        fed = true;
+      }
+    }
+    if (!fed) continue;
+    out.push_back(static_cast<long>(i));
+    for (const auto& t : n.outputs) {
+      if (!t.name.empty() && dims_of(t, dims) && dims.size() < 4) reached.insert(t.name);
+    }
+  }
+  return out;
+}
+
+struct NodeRows {
+  const PlacementRow* own = nullptr;  // the strongest own row
+  std::vector<NodePiece> pieces;
+};
+
+const PlacementRow* strongest(const NodeRows& r) {
+  if (r.own != nullptr) return r.own;
+  for (PieceRole role : {PieceRole::Compute, PieceRole::Helper}) {
+    const PlacementRow* best = nullptr;
+    for (const auto& p : r.pieces) {
+      if (p.role == role && (best == nullptr || strength(p.row->on) > strength(best->on))) best = p.row;
+    }
+    if (best != nullptr) return best;
+  }
+  return nullptr;  // layout pieces only: they say nothing about where the node's work ran
+}
+
 }  // namespace
+
+const char* piece_role_name(PieceRole r) {
+  return r == PieceRole::Compute ? "compute" : r == PieceRole::Helper ? "helper" : "layout";
+}
 
 Comparison compare_placement(const ModelReport& report, const CompileLog& log) {
   Comparison c;
   const auto& nodes = report.facts.nodes;
-  std::unordered_map<std::string, std::vector<long>> by_name;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].graph_id != 0) {
-      ++c.subgraph_nodes;
-      continue;
-    }
-    if (!nodes[i].name.empty()) by_name[std::string(nodes[i].name)].push_back(static_cast<long>(i));
-  }
+  for (const auto& n : nodes) c.subgraph_nodes += n.graph_id != 0 ? 1 : 0;
+  const Names names(report.facts);
 
-  std::map<long, Seen> seen;
-  auto record = [&](const std::vector<long>& targets, const PlacementRow& row) {
-    for (long n : targets) {
-      Seen& s = seen[n];
-      if (s.row == nullptr || strength(row.on) > strength(s.on)) s = {&row, row.on};
+  std::map<long, NodeRows> seen;
+  c.rows = log.rows.size();
+  auto take = [&](const std::string& name, const PlacementRow& row) {
+    const Match m = match_name(names, name);
+    switch (m.kind) {
+      case Match::Own:
+        for (long n : m.nodes) {
+          NodeRows& s = seen[n];
+          if (s.own == nullptr || strength(row.on) > strength(s.own->on)) s.own = &row;
+        }
+        break;
+      case Match::Piece:
+        ++c.node_pieces;
+        for (long n : m.nodes) {
+          seen[n].pieces.push_back({&row, m.role});
+          if (m.role == PieceRole::Layout && row.on == "CPU") c.round_trips.push_back({n, &row});
+        }
+        break;
+      case Match::CompilerMade:
+        ++c.compiler_made;
+        break;
+      case Match::Ambiguous:
+        c.unmatched_rows.push_back(name);
+        c.ambiguous_rows.push_back({name, m.candidates});
+        break;
+      case Match::None:
+        if (!name.empty()) c.unmatched_rows.push_back(name);
+        break;
     }
   };
-  c.rows = log.rows.size();
   for (const auto& row : log.rows) {
     if (row.on == "--") continue;  // folded before placement: its node stays "not placed"
-    if (auto it = by_name.find(row.node); it != by_name.end()) {
-      record(it->second, row);
-      continue;
-    }
-    // A name cut to "..." + its tail (long names in J6 tables) matches the one node ending so.
-    if (row.node.size() > 3 && row.node.compare(0, 3, "...") == 0) {
-      const std::string_view tail = std::string_view(row.node).substr(3);
-      std::vector<long> candidates;
-      for (const auto& [name, ids] : by_name) {
-        if (name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0) {
-          candidates.insert(candidates.end(), ids.begin(), ids.end());
-        }
-      }
-      if (candidates.size() == 1) {
-        record(candidates, row);
-        continue;
-      }
-      if (candidates.size() > 1) {
-        c.unmatched_rows.push_back(row.node + " (cut name: " + std::to_string(candidates.size()) +
-                                   " nodes end with it)");
-        continue;
-      }
-    }
-    if (row.node.find('+') == std::string::npos) {
-      if (compiler_made_name(row.node)) ++c.compiler_made;
-      else c.unmatched_rows.push_back(row.node);
+    // A fused group joins names with '+'; a node whose own name holds '+' is tried whole first.
+    if (row.node.find('+') == std::string::npos || match_name(names, row.node).kind == Match::Own) {
+      take(row.node, row);
       continue;
     }
     size_t begin = 0;
     while (begin <= row.node.size()) {
       size_t end = row.node.find('+', begin);
       if (end == std::string::npos) end = row.node.size();
-      const std::string part = row.node.substr(begin, end - begin);
-      if (auto it = by_name.find(part); it != by_name.end()) record(it->second, row);
-      else if (compiler_made_name(part)) ++c.compiler_made;
-      else if (!part.empty()) c.unmatched_rows.push_back(part);
+      take(row.node.substr(begin, end - begin), row);
       begin = end + 1;
     }
   }
 
   std::multimap<long, const NodeReason*> reasons;
   for (const auto& r : log.reasons) {
-    if (auto it = by_name.find(r.node); it != by_name.end()) {
-      for (long n : it->second) reasons.emplace(n, &r);
+    if (const auto* ids = names.exact(r.node)) {
+      for (long n : *ids) reasons.emplace(n, &r);
     }
+  }
+  for (const auto& r : log.shape_reasons) {
+    for (long n : fed_by_shape(report.facts, r.shape)) reasons.emplace(n, &r);
   }
 
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].graph_id != 0) continue;
     const long n = static_cast<long>(i);
     auto it = seen.find(n);
-    if (it == seen.end()) {
+    const PlacementRow* row = it == seen.end() ? nullptr : strongest(it->second);
+    if (row == nullptr) {
       c.not_placed.push_back(n);
       continue;
     }
@@ -98,10 +344,11 @@ Comparison compare_placement(const ModelReport& report, const CompileLog& log) {
     NodeComparison nc;
     nc.node = n;
     nc.predicted = report.placement[i];
-    nc.compiler = it->second.on;
-    nc.compiler_type = it->second.row->type;
-    nc.row = it->second.row->node;
-    nc.line = it->second.row->line;
+    nc.compiler = row->on;
+    nc.compiler_type = row->type;
+    nc.row = row->node;
+    nc.line = row->line;
+    nc.pieces = it->second.pieces;
     for (auto [r, end] = reasons.equal_range(n); r != end; ++r) nc.reasons.push_back(r->second);
     const bool on_cpu = nc.compiler == "CPU";
     switch (nc.predicted) {

@@ -1,6 +1,7 @@
 #include "bpulint/compile_log.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -338,6 +339,196 @@ size_t read_hb_compile_table(const std::vector<Line>& lines, size_t header, cons
   return j;
 }
 
+// One CSV line (RFC 4180 quoting: "a,b" and "" for a quote inside quotes).
+std::vector<std::string> split_csv(std::string_view s) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < s.size() && s[i + 1] == '"') {
+        cells.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cells.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells.emplace_back();
+    } else {
+      cells.back() += c;
+    }
+  }
+  for (auto& cell : cells) cell = std::string(trim(cell));
+  return cells;
+}
+
+bool is_csv_line(std::string_view text) {
+  return text.find(',') != std::string_view::npos && text.front() != '|' && text.front() != '+';
+}
+
+// Where a CSV table's columns are: the placement table (Node, ON) or the
+// advice file (Device, OpType and the op's name).
+struct CsvColumns {
+  LogFormat format = LogFormat::TableCsv;
+  size_t count = 0;
+  size_t node = SIZE_MAX;
+  size_t on = SIZE_MAX;      // ON, or the advice file's Device
+  size_t type = SIZE_MAX;    // NodeType / Type / OpType
+  size_t reason = SIZE_MAX;  // advice: the first column whose title says reason or advice
+};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool csv_header(std::string_view text, CsvColumns& cols) {
+  text = trim(text);
+  if (starts_with(text, "\xEF\xBB\xBF")) text.remove_prefix(3);  // a byte-order mark (spreadsheet export)
+  if (text.empty() || !is_csv_line(text)) return false;
+  const std::vector<std::string> cells = split_csv(text);
+  if (cells.size() < 3) return false;
+  CsvColumns c;
+  c.count = cells.size();
+  size_t device = SIZE_MAX, name = SIZE_MAX;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const std::string& t = cells[i];
+    const std::string l = lower(t);
+    if (t == "Node" && c.node == SIZE_MAX) c.node = i;
+    else if (t == "ON" && c.on == SIZE_MAX) c.on = i;
+    else if ((t == "NodeType" || t == "Type" || t == "OpType") && c.type == SIZE_MAX) c.type = i;
+    else if (l == "device" && device == SIZE_MAX) device = i;
+    // The advice file's name column: hbdk4 prints the op's name or its
+    // location; accept the titles a name column goes by.
+    else if ((l == "opname" || l == "op_name" || l == "name" || l == "node_name" || l == "location" || l == "loc") &&
+             name == SIZE_MAX) {
+      name = i;
+    } else if ((l.find("reason") != std::string::npos || l.find("advice") != std::string::npos) && c.reason == SIZE_MAX) {
+      c.reason = i;
+    }
+  }
+  if (c.node != SIZE_MAX && c.on != SIZE_MAX) {
+    c.format = LogFormat::TableCsv;
+    c.reason = SIZE_MAX;
+  } else if (device != SIZE_MAX && c.type != SIZE_MAX && (name != SIZE_MAX || c.node != SIZE_MAX)) {
+    c.format = LogFormat::AdviceCsv;
+    c.node = name != SIZE_MAX ? name : c.node;
+    c.on = device;
+  } else {
+    return false;
+  }
+  cols = c;
+  return true;
+}
+
+// An advice name may be an MLIR location, loc("/model.0/conv/Conv"): the name inside.
+std::string advice_name(std::string name) {
+  if (starts_with(name, "loc(") && name.size() > 5 && name.back() == ')') name = name.substr(4, name.size() - 5);
+  if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
+  return name;
+}
+
+// Rows follow the header up to a blank line or the end. A name holding an
+// unquoted comma spreads over several cells: the surplus goes back to it.
+size_t read_csv_table(const std::vector<Line>& lines, size_t header, const CsvColumns& cols, Table& table,
+                      std::vector<NodeReason>& reasons, bool& ok, std::string& error) {
+  table.format = cols.format;
+  table.header_line = lines[header].number;
+  size_t j = header + 1;
+  for (; j < lines.size(); ++j) {
+    const std::string_view text = trim(lines[j].text);
+    if (text.empty()) break;
+    const std::vector<std::string> cells = split_csv(text);
+    const size_t extra = cells.size() > cols.count ? cells.size() - cols.count : 0;
+    auto at = [&](size_t column) -> std::string {
+      if (column == SIZE_MAX) return "";
+      const size_t i = column > cols.node ? column + extra : column;
+      return i < cells.size() ? cells[i] : std::string();
+    };
+    PlacementRow row;
+    row.line = lines[j].number;
+    for (size_t i = cols.node; i < cells.size() && i <= cols.node + extra; ++i) row.node += (i > cols.node ? "," : "") + cells[i];
+    if (cols.format == LogFormat::AdviceCsv) row.node = advice_name(row.node);
+    if (row.node.empty()) {
+      error = "line " + std::to_string(row.line) + ": a placement table row without a node name";
+      ok = false;
+      return j;
+    }
+    const std::string on = at(cols.on);
+    if (on.empty()) {
+      error = "line " + std::to_string(row.line) + ": placement table row '" + snippet(row.node) + "' has no " +
+              (cols.format == LogFormat::AdviceCsv ? "Device" : "ON") + " value (truncated file?)";
+      ok = false;
+      return j;
+    }
+    if (cols.format == LogFormat::AdviceCsv) {
+      const std::string device = lower(on);
+      if (device == "bpu") row.on = "BPU";
+      else if (device == "external_cpu" || device == "cpu") row.on = "CPU";
+      else {
+        error = "line " + std::to_string(row.line) + ": advice row '" + snippet(row.node) + "' has Device '" + snippet(on) +
+                "', expected bpu or external_cpu";
+        ok = false;
+        return j;
+      }
+    } else if (on == "BPU" || on == "CPU" || on == "NULL" || on == "--") {
+      row.on = on;
+    } else if (on == "fused") {
+      row.on = "NULL";  // fused into a neighbour: what the printed table says with NULL
+    } else {
+      error = "line " + std::to_string(row.line) + ": placement table row '" + snippet(row.node) + "' has ON '" +
+              snippet(on) + "', expected BPU, CPU, NULL, -- or fused";
+      ok = false;
+      return j;
+    }
+    row.type = at(cols.type);
+    const std::string why = at(cols.reason);
+    if (!why.empty()) {
+      NodeReason r;
+      r.node = row.node;
+      r.op_type = row.type;
+      r.text = why;
+      r.line = row.line;
+      reasons.push_back(std::move(r));
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return j;
+}
+
+// "can not get nhwc info from shape: [5, 1024]" (hb_mapper prints it once
+// per model input of that shape, before the table) -> {5, 1024}.
+void find_shape_reasons(const Line& line, std::vector<NodeReason>& reasons) {
+  static constexpr std::string_view kKey = "can not get nhwc info from shape:";
+  const std::string_view text = line.text;
+  const size_t at = text.find(kKey);
+  if (at == std::string_view::npos) return;
+  size_t i = at + kKey.size();
+  while (i < text.size() && is_space(text[i])) ++i;
+  if (i >= text.size() || text[i] != '[') return;
+  const size_t close = text.find(']', i);
+  if (close == std::string_view::npos) return;
+  NodeReason r;
+  for (size_t p = i + 1; p < close;) {
+    while (p < close && (is_space(text[p]) || text[p] == ',')) ++p;
+    if (p == close) break;
+    long long d = 0;
+    size_t digits = 0;
+    while (p < close && is_digit(text[p]) && digits < 15) d = d * 10 + (text[p++] - '0'), ++digits;
+    if (digits == 0 || (p < close && !is_space(text[p]) && text[p] != ',')) return;  // not a plain list of dims
+    r.shape.push_back(d);
+  }
+  if (r.shape.empty() || r.shape.size() > 8) return;
+  r.text = std::string(trim(text));
+  r.line = line.number;
+  reasons.push_back(std::move(r));
+}
+
 // A march name as the tools print it: bayes-e, nash-p, bernoulli2.
 std::string march_token(std::string_view s) {
   size_t pos = 0;
@@ -438,7 +629,8 @@ std::string no_table_error(std::string_view text, const std::vector<Line>& lines
                        text.find("hmct") != std::string_view::npos;
   if (!mapper && !compile) {
     return "no per-node placement table: not an hb_mapper or hb_compile log (expected an hb_mapper table "
-           "'Node  ON  Subgraph  Type ...' framed by '=' and '-' lines, or an hb_compile table '| Node | NodeType | ON | ...')";
+           "'Node  ON  Subgraph  Type ...' framed by '=' and '-' lines, an hb_compile table '| Node | NodeType | ON | ...', "
+           "its CSV form 'Node,NodeType,ON,...' or an advice CSV with Device and OpType columns)";
   }
   std::string last;
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
@@ -453,7 +645,15 @@ std::string no_table_error(std::string_view text, const std::vector<Line>& lines
 
 }  // namespace
 
-const char* log_format_name(LogFormat f) { return f == LogFormat::HbCompile ? "hb_compile" : "hb_mapper"; }
+const char* log_format_name(LogFormat f) {
+  switch (f) {
+    case LogFormat::HbCompile: return "hb_compile";
+    case LogFormat::TableCsv: return "csv";
+    case LogFormat::AdviceCsv: return "advice_csv";
+    case LogFormat::HbMapper: break;
+  }
+  return "hb_mapper";
+}
 
 bool compiler_made_name(std::string_view node) {
   static constexpr std::string_view kPreprocess = "HZ_PREPROCESS_FOR_";
@@ -466,15 +666,20 @@ bool parse_compile_log(std::string_view text, CompileLog& out, std::string& erro
   out = CompileLog{};
   const std::vector<Line> lines = split_lines(text);
   Table last;
+  std::vector<NodeReason> last_row_reasons;  // an advice file's reasons, per row
   for (size_t i = 0; i < lines.size();) {
     Columns cols;
+    CsvColumns csv_cols;
     Table table;
+    std::vector<NodeReason> row_reasons;
     bool ok = true;
     size_t next = i + 1;
     if (hb_mapper_header(lines, i, cols)) {
       next = read_hb_mapper_table(lines, i, cols, table, ok, error);
     } else if (hb_compile_header(lines[i], cols)) {
       next = read_hb_compile_table(lines, i, cols, table, ok, error);
+    } else if (csv_header(lines[i].text, csv_cols)) {
+      next = read_csv_table(lines, i, csv_cols, table, row_reasons, ok, error);
     } else {
       ++i;
       continue;
@@ -482,6 +687,7 @@ bool parse_compile_log(std::string_view text, CompileLog& out, std::string& erro
     if (!ok) return false;
     ++out.tables;
     last = std::move(table);
+    last_row_reasons = std::move(row_reasons);
     i = std::max(next, i + 1);
   }
   if (out.tables == 0) {
@@ -499,7 +705,9 @@ bool parse_compile_log(std::string_view text, CompileLog& out, std::string& erro
     find_marches(line.text, out.marches);
     find_versions(line.text, out.versions);
     find_reasons(line, out.reasons);
+    find_shape_reasons(line, out.shape_reasons);
   }
+  for (auto& r : last_row_reasons) out.reasons.push_back(std::move(r));
   return true;
 }
 

@@ -1,5 +1,6 @@
 #include "bpulint/render_compare.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "bpulint/json_writer.h"
@@ -35,8 +36,19 @@ std::string compiler_text(const CompareView& v, const NodeComparison& n) {
                                           : "printed NULL (fused, not on the CPU)";
   out += " (line " + std::to_string(n.line);
   if (!n.compiler_type.empty()) out += ", " + n.compiler_type;
-  if (n.row != node_of(v, n).name) out += ", fused row " + n.row;
+  const bool piece = std::any_of(n.pieces.begin(), n.pieces.end(), [&](const NodePiece& p) { return p.row->line == n.line; });
+  if (n.row != node_of(v, n).name) out += (piece ? ", its piece " : ", fused row ") + n.row;
   return out + ")";
+}
+
+// "/MatMul_reshape_in (layout, CPU, line 80), /MatMul_gemm (compute, BPU, line 81)".
+std::string pieces_text(const NodeComparison& n) {
+  std::string out;
+  for (const auto& p : n.pieces) {
+    out += (out.empty() ? "" : ", ") + p.row->node + " (" + piece_role_name(p.role) + ", " + p.row->on + ", line " +
+           std::to_string(p.row->line) + ")";
+  }
+  return out;
 }
 
 void node_heading(std::ostream& out, const CompareView& v, const char* verdict, const NodeComparison& n) {
@@ -44,7 +56,11 @@ void node_heading(std::ostream& out, const CompareView& v, const char* verdict, 
   out << verdict << ": " << printable_text(f.name) << " (" << printable_text(f.op_type) << "): predicted "
       << placement_name(n.predicted) << " on " << v.platform->name << ", the compiler "
       << printable_text(compiler_text(v, n)) << "\n";
-  for (const NodeReason* r : n.reasons) out << "    reason (line " << r->line << "): " << printable_text(r->text) << "\n";
+  if (!n.pieces.empty()) out << "    the compiler split it: " << printable_text(pieces_text(n)) << "\n";
+  for (const NodeReason* r : n.reasons) {
+    out << "    reason (line " << r->line << (r->node.empty() ? ", printed once for the model inputs of that shape" : "")
+        << "): " << printable_text(r->text) << "\n";
+  }
 }
 
 void write_reason(JsonWriter& w, const NodeComparison& n) {
@@ -59,6 +75,14 @@ void write_node_head(JsonWriter& w, const CompareView& v, const NodeComparison& 
   w.member("compiler", n.compiler);
   write_reason(w, n);
   w.member("line", n.line).member("compiler_type", n.compiler_type).member("row", n.row);
+  w.key("pieces").begin_array();
+  for (const auto& p : n.pieces) {
+    w.begin_object();
+    w.member("row", p.row->node).member("role", piece_role_name(p.role)).member("compiler", p.row->on);
+    w.member("compiler_type", p.row->type).member("line", p.row->line);
+    w.end_object();
+  }
+  w.end_array();
 }
 
 }  // namespace
@@ -95,8 +119,8 @@ void render_compare_text(std::ostream& out, const CompareView& v) {
         << v.platform->march << " (--platform)\n";
   }
   if (log.tables > 1) out << "  note: the log holds " << log.tables << " placement tables; the last one is compared\n";
-  out << "  " << c.rows << " rows (" << c.compiler_made << " compiler-made, " << c.unmatched_rows.size()
-      << " unmatched); " << c.matched << " nodes matched, " << c.not_placed.size()
+  out << "  " << c.rows << " rows (" << c.compiler_made << " compiler-made, " << c.node_pieces
+      << " pieces of split nodes or added next to them, " << c.unmatched_rows.size() << " unmatched); " << c.matched << " nodes matched, " << c.not_placed.size()
       << " not placed (no row: removed or fused by the optimiser)";
   if (c.subgraph_nodes > 0) out << ", " << c.subgraph_nodes << " subgraph nodes not compared";
   out << "\n";
@@ -133,10 +157,18 @@ void render_compare_text(std::ostream& out, const CompareView& v) {
                                                    : ": classify the op in a rule file (ops: - class: ...)")
         << "\n";
   }
+  for (const auto& t : c.round_trips) {
+    const NodeFacts& f = v.report->facts.nodes[static_cast<size_t>(t.node)];
+    out << "round trip: " << printable_text(t.row->node) << " (line " << t.row->line
+        << (t.row->type.empty() ? "" : ", " + printable_text(t.row->type)) << ") ran on the CPU, a layout op the compiler added for "
+        << printable_text(f.name) << " (" << printable_text(f.op_type) << ")\n";
+  }
   for (const auto& name : c.unmatched_rows) {
-    // A cut "...<tail>" row several nodes end with carries its own reason (compare.cpp).
-    const bool cut = name.compare(0, 3, "...") == 0 && name.find(" (cut name: ") != std::string::npos;
-    out << "unmatched row: " << printable_text(name) << (cut ? "" : " (no node of that name in the model)") << "\n";
+    auto amb = std::find_if(c.ambiguous_rows.begin(), c.ambiguous_rows.end(), [&](const AmbiguousRow& a) { return a.row == name; });
+    out << "unmatched row: " << printable_text(name)
+        << (amb != c.ambiguous_rows.end() ? " (cut name: " + std::to_string(amb->nodes) + " nodes end with it)"
+                                          : std::string(" (no node of that name in the model)"))
+        << "\n";
   }
   if (c.matched == 0) {
     out << "note: no row names a node of this model; is the log from a compile of this very export (same node names)?\n";
@@ -201,7 +233,23 @@ std::string compare_json(const CompareView& v) {
   w.key("not_placed").begin_array();
   for (long n : c.not_placed) w.value(std::string(v.report->facts.nodes[static_cast<size_t>(n)].display_name));
   w.end_array();
-  w.member("compiler_made_rows", c.compiler_made).member("table_line", log.table_line).member("tables", log.tables);
+  w.member("compiler_made_rows", c.compiler_made).member("node_piece_rows", c.node_pieces);
+  w.key("round_trips").begin_array();
+  for (const auto& t : c.round_trips) {
+    w.begin_object();
+    w.member("node", v.report->facts.nodes[static_cast<size_t>(t.node)].name).member("row", t.row->node);
+    w.member("compiler_type", t.row->type).member("line", t.row->line);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("ambiguous_rows").begin_array();
+  for (const auto& a : c.ambiguous_rows) {
+    w.begin_object();
+    w.member("row", a.row).member("nodes", a.nodes);
+    w.end_object();
+  }
+  w.end_array();
+  w.member("table_line", log.table_line).member("tables", log.tables);
   w.key("versions").begin_object();
   for (const auto& t : log.versions) w.member(t.tool, t.version);
   w.end_object();
