@@ -66,6 +66,11 @@ const std::vector<Expected> kTable = {
     // einsum('bdhw,bchw->bcdhw') then view(b, c * d, h, w): the Einsum's dims come from its
     // equation, so the view's shape arithmetic folds (it was 16 runtime shape ops).
     {"lift_splat_einsum", {}, 0, 0, 0, 0, 25, 0, 0, {"BPU0001"}},
+    // A QAT ConvTranspose3d: the D-stride rule; the activation QuantizeLinear/DequantizeLinear
+    // have no public J6P placement; the weight's fold (a constant).
+    {"qat_upsample_static", {}, 1, 1, 0, 0, 7, 0, 1, {"BPU0001", "BPU1102"}},
+    {"qat_upsample_dynamic", {}, 1, 2, 0, 0, 7, 0, 1, {"BPU0001", "BPU1102", "BPU9005"}},
+    {"qat_upsample_dynamic", {"voxels=1x8x3x4x5"}, 1, 1, 0, 0, 7, 0, 1, {"BPU0001", "BPU1102"}},
 };
 
 }  // namespace
@@ -203,6 +208,51 @@ TEST_CASE("real exports: after --fix no ConvTranspose finding is left on j6p, an
       CHECK(d["rule"].get<std::string>().rfind("BPU11", 0) != 0);
       if (d["severity"] == "error") CHECK(d["rule"] == "BPU9005");  // the dynamic input, not a node
     }
+  }
+}
+
+TEST_CASE("real exports: a QAT layer is fixed in the quantised domain and keeps its QDQ structure") {
+  for (const char* name : {"qat_upsample_static", "qat_upsample_dynamic"}) {
+    INFO(name);
+    int exit_code = -1;
+    const json before = lint_json(exported(name), {}, exit_code);
+    for (const auto& d : before["models"][0]["diagnostics"]) {
+      if (d["rule"] != "BPU1102") continue;
+      CHECK(d["fix_blocked"].is_null());
+      CHECK(d["fixes"][0]["id"] == "convtranspose2d");
+      CHECK(d["fixes"][0]["recommended"] == true);
+    }
+    TempDir dir;
+    const CommandResult fix = run_bpu_lint({exported(name), "--fix", "--fixed-model", dir.path("fixed.onnx")});
+    INFO(fix.out << fix.err);
+    CHECK(count(fix.out, "fixed with convtranspose2d;") == 1);
+    const json after = lint_json(dir.path("fixed.onnx"), {}, exit_code);
+    const json& model = after["models"][0];
+    CHECK(model["summary"]["cpu_nodes"] == 0);
+    for (const auto& d : model["diagnostics"]) {
+      CHECK(d["rule"].get<std::string>().rfind("BPU11", 0) != 0);
+      if (d["severity"] == "error") CHECK(d["rule"] == "BPU9005");
+    }
+    // The activation pairs stay; the weight's pair is the rewrite's, per channel on the 2-D
+    // ConvTranspose's output-channel axis (1), feeding its weight.
+    LoadedModel fixed;
+    std::string error;
+    REQUIRE(load_model(dir.path("fixed.onnx"), fixed, error));
+    int quantize = 0, dequantize = 0;
+    std::string weight;
+    for (const auto& n : fixed.model->graph().node()) {
+      quantize += n.op_type() == "QuantizeLinear" ? 1 : 0;
+      dequantize += n.op_type() == "DequantizeLinear" ? 1 : 0;
+      if (n.op_type() == "DequantizeLinear" && n.name() == "/ConvTranspose_fix_dequantize_weight") {
+        REQUIRE(n.attribute_size() == 1);
+        CHECK(n.attribute(0).i() == 1);
+        weight = n.output(0);
+      }
+      if (n.op_type() == "ConvTranspose") CHECK(n.input(1) == weight);
+    }
+    CHECK(quantize == 3);
+    CHECK(dequantize == 3);
+    CHECK_FALSE(weight.empty());
   }
 }
 

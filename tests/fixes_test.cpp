@@ -703,7 +703,7 @@ TEST_CASE("the lint says when --fix will leave a node as it is, and why (text an
   CHECK(fine.out.find("\"fix_blocked\": null") != std::string::npos);
 }
 
-TEST_CASE("a quantised (QDQ) weight: the fix is listed, not recommended, and fix_blocked says why") {
+TEST_CASE("a quantised (QDQ) weight: the fix is recommended, --fix applies it, no output calls it unfixable") {
   TempDir dir;
   auto scalar = [](const std::string& name, int type) {
     onnx::TensorProto t;
@@ -751,31 +751,30 @@ TEST_CASE("a quantised (QDQ) weight: the fix is listed, not recommended, and fix
     *g->add_node() = ct;
     return m;
   };
-  const std::string why =
-      "its weight 'W' is the output of DequantizeLinear (a quantised weight); --fix rewrites float32 initializers only";
   for (bool fake_quant : {true, false}) {
     INFO("fake_quant " << fake_quant);
     const std::string path = save_model(dir, fake_quant ? "fq.onnx" : "dq.onnx", qdq_model(fake_quant));
     const ModelReport r = lint_model(path, platform("j6p"), {});
     REQUIRE(r.ok);
     REQUIRE(r.fix_plans.size() == 1);
-    CHECK(r.fix_plans[0].recommended() == nullptr);
-    CHECK(r.fix_plans[0].fix_blocked() == why);
+    REQUIRE(r.fix_plans[0].recommended() != nullptr);
+    CHECK(r.fix_plans[0].recommended()->id == "convtranspose2d");
+    CHECK(r.fix_plans[0].fix_blocked().empty());
     const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("out.onnx"));
     REQUIRE(run.results.size() == 1);
-    CHECK_FALSE(run.results[0].applied);
-    CHECK(run.results[0].reason == why);
-    // Naming the fix explicitly is refused for the same reason.
-    const FixRun named = apply_fixes(r, r.fix_plans, r.fix_plans[0].options[0].id, dir.path("out2.onnx"));
-    REQUIRE(named.results.size() == 1);
-    CHECK(named.results[0].reason == why);
+    CHECK(run.results[0].applied);
+    CHECK(run.written);
     const CommandResult text = run_bpu_lint({path});
     INFO(text.out);
-    CHECK(text.out.find("recommended, ") == std::string::npos);
-    CHECK(text.out.find("      --fix leaves this node as it is: " + why + "\n") != std::string::npos);
+    CHECK(text.out.find("convtranspose2d (recommended, safe)") != std::string::npos);
+    CHECK(text.out.find("--fix leaves this node as it is") == std::string::npos);
+    CHECK(text.out.find("a quantised weight") == std::string::npos);
     const CommandResult json = run_bpu_lint({path, "--format", "json"});
-    CHECK(json.out.find("\"recommended\": true") == std::string::npos);
-    CHECK(json.out.find("\"fix_blocked\": \"" + why + "\"") != std::string::npos);
+    CHECK(json.out.find("\"recommended\": true") != std::string::npos);
+    CHECK(json.out.find("\"fix_blocked\": null") != std::string::npos);
+    const CommandResult sarif = run_bpu_lint({path, "--format", "sarif"});
+    CHECK(sarif.out.find("leaves this node") == std::string::npos);
+    CHECK(sarif.out.find("a quantised weight") == std::string::npos);
   }
 }
 

@@ -21,6 +21,8 @@
 
 namespace bpulint {
 
+struct QuantisedWeight;
+
 // Hands out names no other node, value or initializer of the model uses.
 class NameAllocator {
  public:
@@ -42,7 +44,8 @@ FixCost predict_cost(const std::string& fix, const ConvTransposeParams& p);
 struct RewriteInputs {
   const onnx::NodeProto* node = nullptr;
   std::string label;                           // node name, or <OpType>_<index> when unnamed
-  const onnx::TensorProto* weight = nullptr;   // initializer
+  const onnx::TensorProto* weight = nullptr;   // initializer (for a quantised weight: its constant)
+  const QuantisedWeight* quantised = nullptr;  // the weight is DequantizeLinear of `weight`; else nullptr
   const onnx::TensorProto* bias = nullptr;     // initializer, or nullptr
   ConvTransposeParams params;
 };
@@ -66,6 +69,7 @@ struct RewriteBuilder {
   std::string fix;                  // the kind's id, in the names of its new weights
   std::string doc;                  // doc_string of every new node
   std::string bias_raw;             // the bias bytes, when read
+  std::string weight;               // the kind's new weight initializer (set by the kind)
   std::string node_name(const std::string& step);
   std::string value_name(const std::string& step);
   // A new INT64 initializer holding a Reshape target.

@@ -31,6 +31,15 @@ struct SelectionMatrix {
   std::vector<int64_t> ones;
 };
 
+// Where a per-channel quantisation axis of the layer's weight
+// [C_in, C_out/g, KD, KH, KW] lands in the rewrite's weight: the new axis, and
+// for each of its positions the position on the old axis whose scale and zero
+// point it takes (a quantised weight is rearranged in the quantised domain).
+struct WeightAxis {
+  int64_t axis = -1;
+  std::vector<int64_t> source;
+};
+
 // How far a fix can be trusted, ordered: a higher level needs less review.
 enum class Applicability : uint8_t {
   Unsafe,  // changes numerics
@@ -67,6 +76,9 @@ struct FixKind {
   // Reshape targets. nullptr: the rewrite has no MatMul.
   std::vector<SelectionMatrix> (*matrices)(const ConvTransposeParams& p, const std::vector<int64_t>& in,
                                            const std::vector<int64_t>& out);
+  // For a per-channel quantised weight: where its axis goes (WeightAxis), or
+  // false with why not (the new layout has no single axis for it).
+  bool (*weight_axis)(const ConvTransposeParams& p, int64_t axis, WeightAxis& out, std::string& why_not);
   // A kind that also rewrites every layer the kinds before it in the catalog
   // rewrite, at extra cost for them: ranked after any of those that applies
   // (among fixes equally free of new errors and warnings), whatever the costs say.

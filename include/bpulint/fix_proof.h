@@ -26,6 +26,10 @@
 //     (FixKind::matrices; both checked on the small instances too, where they
 //     were proven to compute the layer), and ONNX strict shape inference over
 //     the rewritten nodes gives the node's own output shape.
+//  A quantised weight (quantised_weight.h): the layer's and the rewrite's
+//  QuantizeLinear/DequantizeLinear run on their constants first; the rewrite,
+//  with its weight's value in their place, must then be the float rewrite of
+//  the layer's dequantised weight (bit for bit, by step 2), proven as above.
 #pragma once
 
 #include <cstdint>

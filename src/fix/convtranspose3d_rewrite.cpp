@@ -4,6 +4,7 @@
 
 #include "bpulint/fix_catalog.h"
 #include "bpulint/graph_walk.h"
+#include "bpulint/quantised_weight.h"
 #include "fix_kinds.h"
 
 namespace bpulint {
@@ -162,12 +163,19 @@ std::string repeat_each(const std::string& raw, int64_t times) {
   return out;
 }
 
-bool read_float(const TensorBytesReader& reader, const onnx::TensorProto& t, int64_t elements, std::string& bytes,
-                std::string& error) {
+// Bytes per element of the types a weight can have: float32, or the int8 and
+// uint8 constant of a quantised weight.
+size_t element_width(int32_t type) {
+  return type == onnx::TensorProto::INT8 || type == onnx::TensorProto::UINT8 ? 1 : 4;
+}
+
+bool read_elements(const TensorBytesReader& reader, const onnx::TensorProto& t, int64_t elements, std::string& bytes,
+                   std::string& error) {
+  const int64_t width = static_cast<int64_t>(element_width(t.data_type()));
   if (!reader(t, bytes, error)) return false;
-  if (static_cast<int64_t>(bytes.size()) != elements * 4) {
+  if (static_cast<int64_t>(bytes.size()) != elements * width) {
     error = "initializer '" + t.name() + "' holds " + std::to_string(bytes.size()) + " bytes, expected " +
-            std::to_string(elements * 4);
+            std::to_string(elements * width);
     return false;
   }
   return true;
@@ -243,6 +251,56 @@ void conv3d_1x1x1_cost(const ConvTransposeParams& p, FixCost& c) {
   c.new_nodes = 4;
 }
 
+// The 2-D rewrites read [Ci, Co/g, KD, KH, KW] as [Ci, (Co/g)*KD, KH, KW]:
+// channel co*KD + kd of the new axis 1 is old (co, kd).
+bool weight_2d_axis(const ConvTransposeParams& p, int64_t axis, WeightAxis& out, std::string& why_not) {
+  const int64_t cog = p.c_out / p.group, kd = p.kernel[0];
+  out.source.clear();
+  if (axis == 1 || axis == 2) {
+    out.axis = 1;
+    for (int64_t co = 0; co < cog; ++co) {
+      for (int64_t k = 0; k < kd; ++k) out.source.push_back(axis == 1 ? co : k);
+    }
+    return true;
+  }
+  const int64_t size = axis == 0 ? p.c_in : axis == 3 ? p.kernel[1] : axis == 4 ? p.kernel[2] : -1;
+  if (size < 0) {
+    why_not = "quantisation axis " + std::to_string(axis) + " is not an axis of the 5-D weight";
+    return false;
+  }
+  out.axis = axis == 0 ? 0 : axis - 1;
+  for (int64_t i = 0; i < size; ++i) out.source.push_back(i);
+  return true;
+}
+
+// The 1x1x1 Conv's weight [Co*K, Ci/g, 1, 1, 1]: row (j*(Co/g) + co)*K + kk
+// holds old (j*(Ci/g) + ci, co, kk), kk = (kd*KH + kh)*KW + kw.
+bool weight_1x1x1_axis(const ConvTransposeParams& p, int64_t axis, WeightAxis& out, std::string& why_not) {
+  const int64_t cog = p.c_out / p.group, kh = p.kernel[1], kw = p.kernel[2], k = p.kernel[0] * kh * kw;
+  out.source.clear();
+  if (axis == 0) {
+    if (p.group != 1) {
+      why_not = "the weight is quantised per input channel and the layer has groups; the 1x1x1 Conv's weight has no "
+                "single axis for those scales";
+      return false;
+    }
+    out.axis = 1;
+    for (int64_t ci = 0; ci < p.c_in; ++ci) out.source.push_back(ci);
+    return true;
+  }
+  if (axis < 1 || axis > 4) {
+    why_not = "quantisation axis " + std::to_string(axis) + " is not an axis of the 5-D weight";
+    return false;
+  }
+  out.axis = 0;
+  for (int64_t row = 0; row < p.c_out * k; ++row) {
+    const int64_t kk = row % k;
+    const int64_t coords[5] = {0, (row / k) % cog, kk / (kh * kw), (kk / kw) % kh, kk % kw};
+    out.source.push_back(coords[axis]);
+  }
+  return true;
+}
+
 // Along D anything but a dilation: the D taps become channels and a 0/1
 // matrix of D*KD rows and Do columns sums them, so it must stay a matrix the
 // model can carry (16 MiB: D 512, KD 4, Do 2048).
@@ -312,6 +370,8 @@ onnx::TensorProto weight_as_2d(RewriteBuilder& b) {
   const std::string weight_name = b.names.fresh(b.in.weight->name() + "_fix_" + b.fix);
   onnx::TensorProto weight2 = b.reader != nullptr ? *b.in.weight : float_tensor(weight_name, {}, nullptr);
   weight2.set_name(weight_name);
+  weight2.set_data_type(b.in.weight->data_type());  // a quantised weight's constant keeps its integer type
+  b.weight = weight_name;
   weight2.clear_dims();
   for (int64_t dim : {p.c_in, (p.c_out / p.group) * p.kernel[0], p.kernel[1], p.kernel[2]}) weight2.add_dims(dim);
   return weight2;
@@ -367,9 +427,10 @@ bool conv3d_1x1x1_rewrite(RewriteBuilder& b, std::string& error) {
   const int64_t cog = p.c_out / p.group, cig = p.c_in / p.group;
   Rewrite& out = b.out;
   std::string conv_raw;
+  const size_t width = element_width(b.in.weight->data_type());
   if (b.reader != nullptr) {
     std::string raw;
-    if (!read_float(*b.reader, *b.in.weight, mul({p.c_in, cog, k}), raw, error)) return false;
+    if (!read_elements(*b.reader, *b.in.weight, mul({p.c_in, cog, k}), raw, error)) return false;
     conv_raw.assign(raw.size(), '\0');
     for (int64_t j = 0; j < p.group; ++j) {
       for (int64_t ci = 0; ci < cig; ++ci) {
@@ -377,7 +438,7 @@ bool conv3d_1x1x1_rewrite(RewriteBuilder& b, std::string& error) {
           for (int64_t kk = 0; kk < k; ++kk) {
             const int64_t src = (((j * cig + ci) * cog + co) * k + kk);
             const int64_t dst = (((j * cog + co) * k + kk) * cig + ci);
-            std::memcpy(&conv_raw[static_cast<size_t>(dst) * 4], &raw[static_cast<size_t>(src) * 4], 4);
+            std::memcpy(&conv_raw[static_cast<size_t>(dst) * width], &raw[static_cast<size_t>(src) * width], width);
           }
         }
       }
@@ -385,6 +446,8 @@ bool conv3d_1x1x1_rewrite(RewriteBuilder& b, std::string& error) {
   }
   const std::string weight_name = b.names.fresh(b.in.weight->name() + "_fix_" + b.fix);
   out.initializers.push_back(float_tensor(weight_name, {p.c_out * k, cig, 1, 1, 1}, b.reader ? &conv_raw : nullptr));
+  out.initializers.back().set_data_type(b.in.weight->data_type());
+  b.weight = weight_name;
   std::vector<std::string> conv_inputs = {x, weight_name};
   if (p.has_bias) {
     const std::string raw = b.reader ? repeat_each(b.bias_raw, k) : std::string();
@@ -506,9 +569,14 @@ bool build_rewrite(const std::string& fix, const RewriteInputs& in, NameAllocato
                    const TensorBytesReader* reader, Rewrite& out, std::string& error) {
   const ConvTransposeParams& p = in.params;
   if (!fix_applies(fix, p, error)) return false;
-  if (in.weight == nullptr || in.weight->data_type() != onnx::TensorProto::FLOAT ||
+  const auto weight_type_ok = [&](int32_t t) {
+    return t == onnx::TensorProto::FLOAT ||
+           (in.quantised != nullptr && (t == onnx::TensorProto::INT8 || t == onnx::TensorProto::UINT8));
+  };
+  if (in.weight == nullptr || !weight_type_ok(in.weight->data_type()) ||
       (p.has_bias && (in.bias == nullptr || in.bias->data_type() != onnx::TensorProto::FLOAT))) {
-    error = "weight and bias must be float32 initializers";
+    error = "weight and bias must be float32 initializers (or the weight DequantizeLinear of an int8/uint8 or "
+            "fake-quantised float32 one)";
     return false;
   }
   out = Rewrite{};
@@ -518,9 +586,10 @@ bool build_rewrite(const std::string& fix, const RewriteInputs& in, NameAllocato
     error = "the layer is too large to rewrite";
     return false;
   }
-  RewriteBuilder b{in, names, reader, out, fix, "bpu-lint " + fix + " rewrite of ConvTranspose '" + in.label + "'", {}};
-  if (p.has_bias && reader != nullptr && !read_float(*reader, *in.bias, p.c_out, b.bias_raw, error)) return false;
-  return find_fix_kind(fix)->rewrite(b, error);
+  RewriteBuilder b{in, names, reader, out, fix, "bpu-lint " + fix + " rewrite of ConvTranspose '" + in.label + "'", {}, {}};
+  if (p.has_bias && reader != nullptr && !read_elements(*reader, *in.bias, p.c_out, b.bias_raw, error)) return false;
+  if (!find_fix_kind(fix)->rewrite(b, error)) return false;
+  return in.quantised == nullptr || add_quantised_weight(b, error);
 }
 
 }  // namespace bpulint

@@ -20,6 +20,8 @@ bool conv3d_1x1x1_rewrite(RewriteBuilder& builder, std::string& error);
 bool convtranspose2d_d_taps_applies(const ConvTransposeParams& p, std::string& why_not);
 void convtranspose2d_d_taps_cost(const ConvTransposeParams& p, FixCost& cost);
 bool convtranspose2d_d_taps_rewrite(RewriteBuilder& builder, std::string& error);
+bool weight_2d_axis(const ConvTransposeParams& p, int64_t axis, WeightAxis& out, std::string& why_not);
+bool weight_1x1x1_axis(const ConvTransposeParams& p, int64_t axis, WeightAxis& out, std::string& why_not);
 
 // fix_proof.cpp
 LayoutTargets convtranspose2d_layout(const ConvTransposeParams& p, const std::vector<int64_t>& in,

@@ -13,6 +13,7 @@
 
 #include "bpulint/fix_catalog.h"
 #include "bpulint/guarded_inference.h"
+#include "bpulint/quantised_weight.h"
 #include "bpulint/reference_kernels.h"
 #include "fix_kinds.h"
 
@@ -688,6 +689,41 @@ bool prove(const std::string& fix, const RewriteInputs& in, const Rewrite& rewri
 
 }  // namespace
 
+namespace {
+
+// A quantised weight: the old and the new QuantizeLinear/DequantizeLinear run
+// on their constants; the rewrite with the new weight's value in their place
+// must be the float rewrite of the old weight's value (same_construction
+// compares those weights bit for bit), and that float rewrite is proven as
+// any other, on the dequantised weights.
+bool prove_quantised(const std::string& fix, const RewriteInputs& in, const Rewrite& rewrite,
+                     const TensorBytesReader& reader, const NodeFacts& node, uint64_t seed, LayoutProofs& layouts,
+                     ProofRecord& record, std::string& error) {
+  Tensor old_weight;
+  Rewrite float_rewrite;
+  if (!dequantised_weight(*in.quantised, reader, old_weight, error) ||
+      !dequantised_rewrite(rewrite, reader, float_rewrite, error)) {
+    error = "cannot dequantise the weight: " + error;
+    return false;
+  }
+  onnx::TensorProto weight;
+  weight.set_name(in.quantised->dequantize->output(0));
+  weight.set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : old_weight.shape) weight.add_dims(d);
+  weight.set_raw_data(std::string(reinterpret_cast<const char*>(old_weight.data.data()), old_weight.data.size() * 4));
+  RewriteInputs float_in = in;
+  float_in.weight = &weight;
+  float_in.quantised = nullptr;
+  const TensorBytesReader float_reader = [&](const onnx::TensorProto& t, std::string& bytes, std::string& e) {
+    if (&t != &weight) return reader(t, bytes, e);
+    bytes = weight.raw_data();
+    return true;
+  };
+  return prove(fix, float_in, float_rewrite, float_reader, node, seed, layouts, record, error);
+}
+
+}  // namespace
+
 bool prove_rewrite(const std::string& fix, const RewriteInputs& in, const Rewrite& rewrite,
                    const TensorBytesReader& reader, const NodeFacts& node, uint64_t seed, ProofRecord& record,
                    std::string& error, LayoutProofs* layouts) {
@@ -695,7 +731,9 @@ bool prove_rewrite(const std::string& fix, const RewriteInputs& in, const Rewrit
   record.seed = seed;
   try {
     LayoutProofs own;
-    return prove(fix, in, rewrite, reader, node, seed, layouts != nullptr ? *layouts : own, record, error);
+    LayoutProofs& shared = layouts != nullptr ? *layouts : own;
+    if (in.quantised != nullptr) return prove_quantised(fix, in, rewrite, reader, node, seed, shared, record, error);
+    return prove(fix, in, rewrite, reader, node, seed, shared, record, error);
   } catch (const std::exception& e) {  // out of memory, an oversized proof input: not proven
     error = std::string("internal error: ") + e.what();
     return false;

@@ -11,6 +11,7 @@
 #include "bpulint/convtranspose3d_rewrite.h"
 #include "bpulint/evaluate.h"
 #include "bpulint/fix_catalog.h"
+#include "bpulint/quantised_weight.h"
 #include "bpulint/side_by_side.h"
 
 namespace bpulint {
@@ -335,17 +336,15 @@ std::string violation_key(const std::string& fix, const NodeFacts& n, const Conv
 }
 
 // What apply_fixes needs of the weight and bias: float32 initializers (a
-// computed weight or a graph input has no bytes to rewrite).
-std::string inputs_blocker(const ModelFacts& facts, const NodeFacts& n, const ConvTransposeParams& p) {
+// computed weight or a graph input has no bytes to rewrite), or a weight that
+// is DequantizeLinear of a constant (`weight_form` Quantised).
+std::string inputs_blocker(const NodeFacts& n, const ConvTransposeParams& p, WeightForm weight_form,
+                           const std::string& quantised_why_not) {
   for (size_t i = 1; i < (p.has_bias ? 3u : 2u) && i < n.inputs.size(); ++i) {
     const TensorFacts& t = n.inputs[i];
     const char* what = i == 1 ? "weight" : "bias";
-    if (t.initializer == nullptr && t.producer != 0 && t.producer <= facts.nodes.size() &&
-        facts.nodes[t.producer - 1].op_type == "DequantizeLinear") {
-      // A QDQ (fake-quant) weight: its float bytes exist only after dequantising.
-      return std::string("its ") + what + " '" + std::string(t.name) +
-             "' is the output of DequantizeLinear (a quantised weight); --fix rewrites float32 initializers only";
-    }
+    if (i == 1 && weight_form == WeightForm::Quantised) continue;
+    if (i == 1 && weight_form == WeightForm::Unsupported) return quantised_why_not + "; --fix cannot rewrite it";
     if (t.initializer == nullptr) {
       return std::string("its ") + what + " '" + std::string(t.name) +
              "' is not an initializer (computed, or a graph input), so --fix has no bytes to rewrite";
@@ -376,6 +375,10 @@ std::vector<NodeFixPlan> plan_range(const ModelFacts& facts, const WantedFixes& 
     const NodeFacts& n = facts.nodes[static_cast<size_t>(node)];
     std::string why_not;
     plan.params_known = conv_transpose_params(n, plan.params, why_not);
+    QuantisedWeight quantised;
+    std::string quantised_why_not;
+    const WeightForm weight_form =
+        plan.params_known ? find_quantised_weight(facts, n, quantised, quantised_why_not) : WeightForm::Float;
     plan.options.reserve(ids.size());
     for (const auto& id : ids) {
       const FixKind* kind = find_fix_kind(id);
@@ -394,6 +397,9 @@ std::vector<NodeFixPlan> plan_range(const ModelFacts& facts, const WantedFixes& 
         if (shape_missing && cause != nullptr && !cause->hint.empty() && o.why_not.rfind("input ", 0) == 0) {
           o.why_not += "; " + cause->hint;
         }
+      } else if (WeightAxis axis; weight_form == WeightForm::Quantised && quantised.axis >= 0 && kind != nullptr &&
+                 !kind->weight_axis(plan.params, quantised.axis, axis, o.why_not)) {
+        // A per-channel quantised weight whose axis this kind's layout cannot carry.
       } else {
         o.applicable = true;
         o.cost = predict_cost(id, plan.params);
@@ -414,7 +420,7 @@ std::vector<NodeFixPlan> plan_range(const ModelFacts& facts, const WantedFixes& 
       plan.options.push_back(std::move(o));
     }
     std::stable_sort(plan.options.begin(), plan.options.end(), better);
-    if (plan.params_known) plan.inputs_blocker = inputs_blocker(facts, n, plan.params);
+    if (plan.params_known) plan.inputs_blocker = inputs_blocker(n, plan.params, weight_form, quantised_why_not);
     // Recommended means --fix applies it: not while the weight or bias cannot be rewritten.
     if (plan.inputs_blocker.empty() && !plan.options.empty() && plan.options.front().applicable &&
         plan.options.front().new_errors == 0) {

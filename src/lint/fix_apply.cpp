@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <unordered_map>
 #include <map>
+#include <memory>
 #include <set>
 #include <atomic>
 #include <system_error>
@@ -20,6 +21,7 @@
 #include "bpulint/model_checker.h"
 #include "bpulint/model_writer.h"
 #include "bpulint/fix_proof.h"
+#include "bpulint/quantised_weight.h"
 
 namespace bpulint {
 namespace {
@@ -88,6 +90,8 @@ struct Candidate {
   const NodeFacts* facts = nullptr;
   RewriteInputs in;
   FoundInitializer weight, bias;
+  std::unique_ptr<QuantisedWeight> quantised;  // in.quantised points here
+  std::vector<FoundInitializer> quantisation;   // the old weight's scale and zero point
   Rewrite rewrite;
 };
 
@@ -128,7 +132,8 @@ void prove_all(const std::vector<Candidate>& candidates, std::vector<FixResult>&
 struct Planned {
   NodeSlot slot;
   Rewrite rewrite;
-  std::vector<FoundInitializer> replaced;  // old weight and bias
+  std::vector<FoundInitializer> replaced;  // old weight and bias (and a quantised weight's scale and zero point)
+  std::vector<std::string> weight_nodes;   // a quantised weight's old DequantizeLinear, then QuantizeLinear: outputs
 };
 
 std::vector<std::pair<onnx::GraphProto*, Rewrite*>> planned_rewrites(std::vector<Planned>& planned) {
@@ -240,11 +245,23 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
     c.in.node = &node;
     c.in.label = facts.display_name;
     c.in.params = plan.params;
-    c.weight = find_initializer(slot, node.input(1));
+    std::string error;
+    QuantisedWeight quantised;
+    if (find_quantised_weight(report.facts, facts, quantised, error) == WeightForm::Quantised) {
+      // The constant under the weight's DequantizeLinear is what the rewrite lays out.
+      c.quantised = std::make_unique<QuantisedWeight>(quantised);
+      c.in.quantised = c.quantised.get();
+      c.weight = find_initializer(slot, quantised.values->name());
+      for (const onnx::TensorProto* t : {quantised.scale, quantised.zero_point}) {
+        if (t != nullptr) c.quantisation.push_back(find_initializer(slot, t->name()));
+      }
+    } else {
+      c.weight = find_initializer(slot, node.input(1));
+    }
+    error.clear();
     c.bias = plan.params.has_bias ? find_initializer(slot, node.input(2)) : FoundInitializer{};
     c.in.weight = c.weight.tensor;
     c.in.bias = c.bias.tensor;
-    std::string error;
     if (!plan.inputs_blocker.empty()) {
       result.reason = plan.inputs_blocker;
     } else if (c.weight.tensor == nullptr || (plan.params.has_bias && c.bias.tensor == nullptr)) {
@@ -259,7 +276,14 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
   prove_all(candidates, run.results, reader);
   std::vector<Planned> planned;
   for (auto& c : candidates) {
-    if (run.results[c.result].applied) planned.push_back({c.slot, std::move(c.rewrite), {c.weight, c.bias}});
+    if (!run.results[c.result].applied) continue;
+    Planned p{c.slot, std::move(c.rewrite), {c.weight, c.bias}, {}};
+    p.replaced.insert(p.replaced.end(), c.quantisation.begin(), c.quantisation.end());
+    if (c.quantised != nullptr) {
+      p.weight_nodes.push_back(c.quantised->dequantize->output(0));
+      if (c.quantised->quantize != nullptr) p.weight_nodes.push_back(c.quantised->quantize->output(0));
+    }
+    planned.push_back(std::move(p));
   }
   if (planned.empty()) return run;
 
@@ -286,11 +310,32 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
   // No dead initializers: old weights go unless something still reads them
   // (or they double as graph inputs, whose default they are).
   std::map<std::string, int> uses;
-  collect_uses(model.graph(), uses);
-  for (const auto& f : model.functions()) {
-    for (const auto& n : f.node()) {
-      for (const auto& i : n.input()) ++uses[i];
+  const auto count_uses = [&] {
+    uses.clear();
+    collect_uses(model.graph(), uses);
+    for (const auto& f : model.functions()) {
+      for (const auto& n : f.node()) {
+        for (const auto& i : n.input()) ++uses[i];
+      }
     }
+  };
+  count_uses();
+  // Nor dead nodes: a quantised weight's old DequantizeLinear, then its
+  // QuantizeLinear, go once nothing reads their output.
+  for (size_t step = 0; step < 2; ++step) {
+    bool removed = false;
+    for (const auto& p : planned) {
+      if (step >= p.weight_nodes.size() || uses[p.weight_nodes[step]] != 0) continue;
+      auto* nodes = p.slot.graph->mutable_node();
+      for (int i = 0; i < nodes->size(); ++i) {
+        if (nodes->Get(i).output_size() == 1 && nodes->Get(i).output(0) == p.weight_nodes[step]) {
+          nodes->DeleteSubrange(i, 1);
+          removed = true;
+          break;
+        }
+      }
+    }
+    if (removed) count_uses();
   }
   std::map<onnx::GraphProto*, std::set<std::string>> dead;
   for (const auto& p : planned) {

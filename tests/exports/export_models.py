@@ -117,6 +117,28 @@ class OccupancyDecoder(nn.Module):
         return self.head(self.up3(x))
 
 
+class QatUpsampler(nn.Module):
+    """A quantisation-aware (QAT) ConvTranspose3d, k = s = 2, as torch exports fake quant: the
+    weight through fake_quantize_per_channel_affine on axis 1 (C_out, int8, distinct scales and
+    zero points), the input and output through fake_quantize_per_tensor_affine (uint8). Exports
+    QuantizeLinear -> DequantizeLinear on the weight and around the layer. Scales and zero points
+    are buffers, as QAT observers keep them; the seeded weights lie in [-0.5, 0.5], inside the
+    int8 range of every channel's scale, so nothing saturates.
+    """
+
+    def __init__(self, c_in=8, c_out=6):
+        super().__init__()
+        self.up = nn.ConvTranspose3d(c_in, c_out, kernel_size=2, stride=2)
+        self.register_buffer("w_scale", torch.tensor([(0.5 + 0.1 * c) / 120 for c in range(c_out)]))
+        self.register_buffer("w_zero_point", torch.tensor([c % 3 - 1 for c in range(c_out)], dtype=torch.int32))
+
+    def forward(self, x):
+        x = torch.fake_quantize_per_tensor_affine(x, 1.0 / 128, 128, 0, 255)
+        w = torch.fake_quantize_per_channel_affine(self.up.weight, self.w_scale, self.w_zero_point, 1, -128, 127)
+        y = nn.functional.conv_transpose3d(x, w, self.up.bias, stride=2)
+        return torch.relu(torch.fake_quantize_per_tensor_affine(y, 1.0 / 64, 128, 0, 255))
+
+
 class Masking(nn.Module):
     """Scores masked with torch.where and masked_fill, as detection/attention heads do."""
 
@@ -178,6 +200,8 @@ MODELS = [
     ("occupancy_dynamic", OccupancyDecoder, [(1, 64, 10, 10)], ["bev"], {"bev": {0: "N"}}, 17),
     ("masking_where", Masking, [(1, 8, 12, 12), (1, 8, 12, 12)], ["feats", "mask"], None, 17),
     ("lift_splat_einsum", LiftSplat, [(1, 16, 12, 20)], ["images"], None, 13),
+    ("qat_upsample_static", QatUpsampler, [(1, 8, 3, 4, 5)], ["voxels"], None, 13),
+    ("qat_upsample_dynamic", QatUpsampler, [(1, 8, 3, 4, 5)], ["voxels"], {"voxels": {0: "N"}}, 17),
 ]
 
 # The model exported with each layer's Python stack trace, as PyTorch's newer

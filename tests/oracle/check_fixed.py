@@ -34,9 +34,23 @@ import onnx
 from onnx import numpy_helper
 
 STEPS = ("transpose_in", "reshape_in", "convtranspose2d", "conv1x1x1", "reshape_mid", "transpose_mid",
-         "reshape_out", "transpose_out", "reshape_taps", "matmul_taps", "add_bias")
+         "reshape_out", "transpose_out", "reshape_taps", "matmul_taps", "add_bias", "quantize_weight",
+         "dequantize_weight")
 STEP_RE = "|".join(STEPS)
-NEW_OPS = {"Transpose", "Reshape", "ConvTranspose", "Conv", "MatMul", "Add"}
+NEW_OPS = {"Transpose", "Reshape", "ConvTranspose", "Conv", "MatMul", "Add", "QuantizeLinear", "DequantizeLinear"}
+QDQ = ("QuantizeLinear", "DequantizeLinear")
+
+
+def weight_chain(graph, node):
+    """A ConvTranspose's quantised weight: its DequantizeLinear (and the QuantizeLinear under it),
+    the nodes a rewrite replaces with its own; [] for a float weight."""
+    made_by = {o: n for n in graph.node for o in n.output}
+    chain = []
+    name = node.input[1] if len(node.input) > 1 else ""
+    while name in made_by and made_by[name].op_type in QDQ and len(chain) < 2:
+        chain.append(made_by[name])
+        name = made_by[name].input[0]
+    return chain
 STRATEGIES = ("convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps")
 
 
@@ -201,6 +215,11 @@ class Checker:
                 f_named[n.name].append(n)
         rewritten = []
         matched = set()  # ids of FIXED nodes matched to ORIG nodes
+        # The weight QDQ of a rewritten layer goes with it (the rewrite brings its own).
+        replaced_chain = set()
+        for n in o_nodes:
+            if is_ct3d(n, orig_ranks):
+                replaced_chain.update(id(c) for c in weight_chain(self.orig.graph, n))
         # Named ORIG nodes.
         for idx, n in enumerate(o_nodes):
             if not n.name:
@@ -212,6 +231,8 @@ class Checker:
                 continue
             if is_ct3d(n, orig_ranks) and not cands:
                 rewritten.append((n.name, idx))
+                continue
+            if id(n) in replaced_chain and not cands:
                 continue
             if cands:
                 c = cands[0]
@@ -242,10 +263,12 @@ class Checker:
                 matched.add(id(same[0]))
             elif is_ct3d(n, orig_ranks):
                 rewritten.append(("%s_%d" % (n.op_type, idx), idx))
+            elif id(n) in replaced_chain:
+                pass
             else:
                 self.problem("original unnamed %s node #%d (outputs %s) is missing or changed" % (
                     n.op_type, idx, list(n.output)))
-        unnamed_by_op = collections.Counter(n.op_type for n in o_nodes if not n.name)
+        unnamed_by_op = collections.Counter(n.op_type for n in o_nodes if not n.name and id(n) not in replaced_chain)
         fixed_unnamed_by_op = collections.Counter(n.op_type for n in f_unnamed)
         for op in set(unnamed_by_op) | set(fixed_unnamed_by_op):
             if op != "ConvTranspose" and unnamed_by_op[op] != fixed_unnamed_by_op[op]:
@@ -269,6 +292,8 @@ class Checker:
         wb_names = set()
         for n in o_by_prefix.values():
             wb_names.update(i for i in n.input[1:3] if i)
+            for c in weight_chain(self.orig.graph, n):  # a quantised weight's constant, scale, zero point
+                wb_names.update(i for i in c.input if i)
         wb_re = re.compile(r"^(%s)_fix_([A-Za-z0-9._-]+?)(?:_(\d+))?$" % (
             "|".join(re.escape(w) for w in sorted(wb_names, key=len, reverse=True)) or "(?!)"))
 

@@ -376,6 +376,23 @@ def fx_export_occupancy_dynamic_pinned():
         {"name": "export_occupancy_pinned", "args": ["--input-shape", "bev=1x64x10x10"]}
 
 
+# A QAT export (QatUpsampler in tests/exports/export_models.py): the ConvTranspose3d's weight is
+# DequantizeLinear(QuantizeLinear(w)) per channel on axis 1, the layer sits between activation
+# QuantizeLinear/DequantizeLinear pairs. Every strategy rewrites it in the quantised domain and
+# keeps the QDQ structure; the dynamic export keeps its BPU9005 error.
+def fx_export_qat_static():
+    return onnx.load(os.path.join(EXPORTS, "qat_upsample_static.onnx")), [{"voxels": [1, 8, 3, 4, 5]}], \
+        expect((0, 1), (0, 1)), "torch export: QAT ConvTranspose3d k=s=2, fake-quant weight (axis 1), opset 13", \
+        {"name": "export_qat_static"}
+
+
+def fx_export_qat_dynamic():
+    return onnx.load(os.path.join(EXPORTS, "qat_upsample_dynamic.onnx")), \
+        [{"voxels": [1, 8, 3, 4, 5]}, {"voxels": [2, 8, 3, 4, 5]}], expect((1, 1), (1, 1)), \
+        "torch export: QAT ConvTranspose3d, dynamic batch N, opset 17 (run at N=1 and N=2)", \
+        {"name": "export_qat_dynamic"}
+
+
 # The D-tap rewrite (convtranspose2d-d-taps) on layers that overlap along D ----------------------
 
 def fx_dtaps_flagship():
@@ -423,15 +440,21 @@ FIXTURES = [fx_case_study, fx_dynamic_batch, fx_no_bias, fx_groups, fx_hw_overla
             fx_shared_with_other_user, fx_name_collisions, fx_unnamed, fx_overlapping,
             fx_d_axis_blockers, fx_mixed, fx_implicit_attrs, fx_untouched,
             fx_export_occupancy_static, fx_export_occupancy_dynamic, fx_export_occupancy_dynamic_pinned,
-            fx_dtaps_flagship, fx_dtaps_variants, fx_dtaps_dynamic]
+            fx_dtaps_flagship, fx_dtaps_variants, fx_dtaps_dynamic, fx_export_qat_static, fx_export_qat_dynamic]
 
 
 def count_ct3d(model):
+    """3-D ConvTransposes; a quantised weight (DequantizeLinear of a constant) counts by its constant."""
     inits = {t.name: t for t in model.graph.initializer}
+    made_by = {o: node for node in model.graph.node for o in node.output}
     n = 0
     for node in model.graph.node:
         if node.op_type == "ConvTranspose" and node.domain in ("", "ai.onnx"):
-            if len(inits[node.input[1]].dims) == 5:
+            weight = node.input[1]
+            while weight not in inits and weight in made_by and \
+                    made_by[weight].op_type in ("DequantizeLinear", "QuantizeLinear"):
+                weight = made_by[weight].input[0]
+            if len(inits[weight].dims) == 5:
                 n += 1
     return n
 
