@@ -330,6 +330,9 @@ TEST_CASE("check_snippet.py expects ValueError for warned blocks and catches a b
     CHECK(output.find("PASS usage up ConvTranspose3dAsConv3d1x1x1 rejects it") != std::string::npos);
     CHECK(output.find("PASS usage down approximate constructor parses") != std::string::npos);
     CHECK(output.find("PASS usage side ConvTranspose3dAsConvTranspose2dDTaps rejects it") != std::string::npos);
+    // All or nothing: "down" resolves and is replaceable, yet the ValueError of "up" leaves it in place.
+    CHECK(output.find("PASS usage apply_bpu_lint_fixes(model) refuses a warned layer, model unchanged") !=
+          std::string::npos);
   }
   SUBCASE("negative control: a wrong bias layout must fail the check") {
     std::string text = pytorch_snippet("convtranspose2d", ct3d(8, 6, {2, 2, 2}, {2, 2, 2}), "up");
