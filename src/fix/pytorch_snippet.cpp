@@ -461,8 +461,9 @@ bool is_module_path(const std::string& path) {
 }
 
 // Strips the "_N" torch.onnx appends to a numeric atom of a module called more
-// than once ("0_1" -> "0"). Non-numeric atoms are left alone: "conv_1" is far
-// more likely a real attribute than a de-duplicated "conv".
+// than once ("0_1" -> "0"). Non-numeric atoms are left alone: "conv_1" may be a
+// real attribute or conv's second call, which only the live model can tell
+// (the snippet's _bpu_lint_resolve tries both).
 std::string strip_numeric_dedup(const std::string& atom) {
   const size_t us = atom.find('_');
   if (us == std::string::npos) return atom;
