@@ -523,7 +523,8 @@ TEST_CASE("d-taps PyTorch module: its own class, the snippet uses it, explain pr
   p.dilations = {1, 1, 1};
   p.has_bias = true;
   const std::string s = pytorch_snippet(kTaps, p, "decoder.up3");
-  CHECK(s.find("model.decoder.up3 = ConvTranspose3dAsConvTranspose2dDTaps(model.decoder.up3)") != std::string::npos);
+  CHECK(s.find("layers.append((\"decoder.up3\", ConvTranspose3dAsConvTranspose2dDTaps, dict(in_channels=8, out_channels=4, "
+               "kernel_size=(3, 3, 3), stride=(2, 2, 2), padding=(1, 1, 1), output_padding=(1, 1, 1), ") != std::string::npos);
   CHECK(s.find("WARNING") == std::string::npos);
   p.dilations = {2, 1, 1};
   CHECK(pytorch_snippet(kTaps, p, "up").find("# WARNING: preconditions not met for ConvTranspose3dAsConvTranspose2dDTaps "

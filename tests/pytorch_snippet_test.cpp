@@ -105,6 +105,14 @@ TEST_CASE("torch_module_path follows torch.onnx scope naming") {
   CHECK(torch_module_path("/seq/seq.0/seq.0.0_1/ConvTranspose") == "seq.0.0");  // second call of seq
   CHECK(torch_module_path("/top_1/ConvTranspose") == "top_1");  // ambiguous with a real name: kept
   CHECK(torch_module_path("/seg-x.0/ConvTranspose") == "seg-x.0");  // ModuleDict key
+  // torch 1.13 exports of the modules in tests/pytorch/check_module_snippets.py. A layer called
+  // again gets "_N" on its scope; which "_N" are real names is decided against the live model.
+  CHECK(torch_module_path("/shared_1/ConvTranspose") == "shared_1");
+  CHECK(torch_module_path("/dec/shared_2/ConvTranspose") == "dec.shared_2");
+  CHECK(torch_module_path("/decoder.1/ConvTranspose") == "decoder.1");            // nn.ModuleList
+  CHECK(torch_module_path("/blocks/blocks.2/up/ConvTranspose") == "blocks.2.up");  // nn.Sequential
+  CHECK(torch_module_path("/blocks.1/up_1/ConvTranspose") == "blocks.1.up_1");    // ModuleList entry called again
+  CHECK(torch_module_path("/up_1/ConvTranspose_1") == "up_1");
 
   // Not an exported scope.
   CHECK(torch_module_path("") == "");
@@ -147,8 +155,10 @@ TEST_CASE("pytorch_snippet names the layer and its constructor") {
   CHECK(s.find("# deblock_seg_v2.0: nn.ConvTranspose3d(128, 64, kernel_size=(5, 2, 2), stride=(5, 2, 2), "
                "padding=(0, 0, 0), output_padding=(0, 0, 0), groups=1, bias=True, dilation=(1, 1, 1))\n") !=
         std::string::npos);
-  CHECK(s.find("    model.deblock_seg_v2[0] = ConvTranspose3dAsConvTranspose2d(model.deblock_seg_v2[0])\n") !=
-        std::string::npos);
+  CHECK(s.find("    layers.append((\"deblock_seg_v2.0\", ConvTranspose3dAsConvTranspose2d, dict(in_channels=128, "
+               "out_channels=64, kernel_size=(5, 2, 2), stride=(5, 2, 2), padding=(0, 0, 0), output_padding=(0, 0, 0), "
+               "dilation=(1, 1, 1), groups=1, bias=True)))\n") != std::string::npos);
+  CHECK(s.find("    return _bpu_lint_swap(model, layers)\n") != std::string::npos);
   CHECK(s.find("def apply_bpu_lint_fixes(model: nn.Module) -> nn.Module:") != std::string::npos);
   CHECK(s.find("WARNING") == std::string::npos);
   CHECK(s.find("note:") == std::string::npos);
@@ -162,28 +172,28 @@ TEST_CASE("pytorch_snippet names the layer and its constructor") {
     p.input_shape = {-1, 48, 8, 16, 16};
     const std::string t = pytorch_snippet("conv3d-1x1x1", p, "deblock_seg_v2.6");
     CHECK(t.find("groups=1, bias=False, input=(N, 48, 8, 16, 16)\n") != std::string::npos);
-    CHECK(t.find("model.deblock_seg_v2[6] = ConvTranspose3dAsConv3d1x1x1(model.deblock_seg_v2[6])") !=
+    CHECK(t.find("layers.append((\"deblock_seg_v2.6\", ConvTranspose3dAsConv3d1x1x1, dict(in_channels=48, ") !=
           std::string::npos);
   }
-  SUBCASE("paths: attributes, indices, getattr/setattr for non-identifiers") {
+  SUBCASE("paths go in as strings, resolved against the live model when applied") {
     const ConvTransposeParams p = ct3d(4, 4, {2, 2, 2}, {2, 2, 2});
-    CHECK(pytorch_snippet("convtranspose2d", p, "decoder.up").find(
-              "    model.decoder.up = ConvTranspose3dAsConvTranspose2d(model.decoder.up)\n") != std::string::npos);
-    CHECK(pytorch_snippet("convtranspose2d", p, "0").find(
-              "    model[0] = ConvTranspose3dAsConvTranspose2d(model[0])\n") != std::string::npos);
-    CHECK(pytorch_snippet("convtranspose2d", p, "heads.seg-x.0")
-              .find("    getattr(model.heads, \"seg-x\")[0] = ConvTranspose3dAsConvTranspose2d("
-                    "getattr(model.heads, \"seg-x\")[0])\n") != std::string::npos);
-    CHECK(pytorch_snippet("convtranspose2d", p, "blocks.class")
-              .find("    setattr(model.blocks, \"class\", ConvTranspose3dAsConvTranspose2d("
-                    "getattr(model.blocks, \"class\")))\n") != std::string::npos);
+    for (const char* path : {"decoder.up", "0", "heads.seg-x.0", "blocks.class", "shared_1"}) {
+      CHECK(pytorch_snippet("convtranspose2d", p, path)
+                .find("    layers.append((\"" + std::string(path) + "\", ConvTranspose3dAsConvTranspose2d, dict(") !=
+            std::string::npos);
+    }
+    // Each helper defined once; the swap is all or nothing.
+    const std::string t = pytorch_snippet("convtranspose2d", p, "up");
+    CHECK(count(t, "def _bpu_lint_swap(model, layers):") == 1);
+    CHECK(count(t, "def _bpu_lint_resolve(model, path, cls, exported):") == 1);
+    CHECK(t.find("raise LookupError(\"apply_bpu_lint_fixes: model left unchanged;") != std::string::npos);
   }
   SUBCASE("an unknown or unsafe path leaves the assignment commented out") {
     const ConvTransposeParams p = ct3d(4, 4, {2, 2, 2}, {2, 2, 2});
     for (const char* path : {"", "a\nimport os", "a.b c", "x\"", "a..b"}) {
       const std::string t = pytorch_snippet("convtranspose2d", p, path);
       CHECK(t.find("# (unknown module path): nn.ConvTranspose3d(4, 4,") != std::string::npos);
-      CHECK(t.find("    # model.<path.to.layer> = ConvTranspose3dAsConvTranspose2d(model.<path.to.layer>)\n") !=
+      CHECK(t.find("    # layers.append((\"<path.to.layer>\", ConvTranspose3dAsConvTranspose2d, dict(in_channels=4, ") !=
             std::string::npos);
       CHECK(t.find("import os") == std::string::npos);
     }
@@ -216,6 +226,8 @@ TEST_CASE("pytorch_snippet_file: classes once, one block per layer") {
       {"convtranspose2d", ct3d(128, 64, {5, 2, 2}, {5, 2, 2}), "a.0"},
       {"convtranspose2d", ct3d(64, 48, {2, 2, 2}, {2, 2, 2}), "a.3"},
       {"convtranspose2d", ct3d(64, 48, {2, 2, 2}, {2, 2, 2}), "a.3"},
+      // The same path, other parameters: torch names up's second call "up_1" beside a real up_1.
+      {"convtranspose2d", ct3d(64, 32, {2, 2, 2}, {2, 2, 2}), "a.3"},
       {"no-such-fix", ct3d(4, 4, {2, 2, 2}, {2, 2, 2}), "c"},
       {"convtranspose2d", ct3d(4, 4, {2, 2}, {2, 2}), "d"},
   };
@@ -225,9 +237,9 @@ TEST_CASE("pytorch_snippet_file: classes once, one block per layer") {
   CHECK(count(s, "class ConvTranspose3dAsConv3d1x1x1(nn.Module):") == 1);
   // Catalog order for the classes, layer order for the blocks.
   CHECK(s.find("class ConvTranspose3dAsConvTranspose2d") < s.find("class ConvTranspose3dAsConv3d1x1x1"));
-  CHECK(s.find("model.b[6] = ") < s.find("model.a[0] = "));
-  CHECK(count(s, "model.a[3] = ConvTranspose3dAsConvTranspose2d(model.a[3])") == 1);
-  CHECK(s.find("# a.3: already replaced above.") != std::string::npos);
+  CHECK(s.find("layers.append((\"b.6\", ") < s.find("layers.append((\"a.0\", "));
+  CHECK(count(s, "layers.append((\"a.3\", ConvTranspose3dAsConvTranspose2d, ") == 2);  // two parameter sets
+  CHECK(count(s, "# a.3: already listed above.") == 1);  // the identical third one
   CHECK(s.find("# c: unknown fix id; no PyTorch replacement generated.") != std::string::npos);
   CHECK(s.find("# d: not a 3-D ConvTranspose (kernel rank 2); no PyTorch replacement generated.") !=
         std::string::npos);
@@ -248,8 +260,8 @@ TEST_CASE("pytorch_snippet_file: a flagged layer without a replacement gets a co
   CHECK(s.find("# dec.1 (ONNX node '/dec/dec.1/ConvTranspose??os.system('x')'): not replaced: D axis overlaps "
                "(kernel 3 != stride 2)?import os  # from the model\n") != std::string::npos);
   CHECK(s.find("\nimport os") == std::string::npos);  // model text never leaves the comment
-  CHECK(s.find("model.dec[0] = ConvTranspose3dAsConvTranspose2d(model.dec[0])") != std::string::npos);
-  CHECK(s.find("model.dec[1]") == std::string::npos);
+  CHECK(s.find("layers.append((\"dec.0\", ConvTranspose3dAsConvTranspose2d, ") != std::string::npos);
+  CHECK(s.find("(\"dec.1\"") == std::string::npos);
 }
 
 TEST_CASE("generated PyTorch modules match nn.ConvTranspose3d (check_snippet.py)") {
@@ -318,6 +330,9 @@ TEST_CASE("check_snippet.py expects ValueError for warned blocks and catches a b
     CHECK(output.find("PASS usage up ConvTranspose3dAsConv3d1x1x1 rejects it") != std::string::npos);
     CHECK(output.find("PASS usage down approximate constructor parses") != std::string::npos);
     CHECK(output.find("PASS usage side ConvTranspose3dAsConvTranspose2dDTaps rejects it") != std::string::npos);
+    // All or nothing: "down" resolves and is replaceable, yet the ValueError of "up" leaves it in place.
+    CHECK(output.find("PASS usage apply_bpu_lint_fixes(model) refuses a warned layer, model unchanged") !=
+          std::string::npos);
   }
   SUBCASE("negative control: a wrong bias layout must fail the check") {
     std::string text = pytorch_snippet("convtranspose2d", ct3d(8, 6, {2, 2, 2}, {2, 2, 2}), "up");
@@ -332,4 +347,28 @@ TEST_CASE("check_snippet.py expects ValueError for warned blocks and catches a b
     CHECK(output.find(" failed") != std::string::npos);
     CHECK(output.find(", 0 failed") == std::string::npos);
   }
+}
+
+TEST_CASE("--pytorch-snippet on real exports: a layer called twice, ModuleList, Sequential, a real up_1") {
+  // tests/pytorch/check_module_snippets.py exports each module with torch.onnx.export, runs
+  // bpu-lint --pytorch-snippet on it, applies the snippet and compares the outputs, re-exports
+  // and re-lints the swapped module on j6p, and checks that a bad path leaves a model untouched.
+  require_torch();
+  const std::filesystem::path work =
+      std::filesystem::temp_directory_path() / ("bpulint_modules_" + std::to_string(getpid()));
+  const std::string script = std::string(BPULINT_SOURCE_DIR) + "/tests/pytorch/check_module_snippets.py";
+  std::string output;
+  const int rc = run(std::string(kPython) + " '" + script + "' '" + BPULINT_BINARY + "' '" + work.string() + "'", output);
+  std::filesystem::remove_all(work);
+  INFO("check_module_snippets.py output:\n" << output);
+  CHECK(rc == 0);
+  CHECK(output.find(" passed, 0 failed") != std::string::npos);
+  for (const char* name : {"shared_twice", "shared_thrice", "module_list", "sequential", "top_level_sequential",
+                           "real_up_1_and_up_called_twice", "only_up_1", "module_dict_of_lists"}) {
+    CAPTURE(name);
+    CHECK(output.find("PASS " + std::string(name) + ": swapped module equals the original") != std::string::npos);
+    CHECK(output.find("PASS " + std::string(name) + ": re-exported and re-linted on j6p, no ConvTranspose error") !=
+          std::string::npos);
+  }
+  CHECK(output.find("PASS bad path: decoder.1 missing, decoder.0 left as it was") != std::string::npos);
 }

@@ -44,18 +44,31 @@ struct SnippetLayer {
   std::string onnx_name = {};
 };
 
-// A complete, runnable Python file: imports, each needed class once, and a
-// function `apply_bpu_lint_fixes(model)` holding one usage block per layer:
+// A complete, runnable Python file: imports, each needed class once, the
+// helpers that resolve and swap, and a function `apply_bpu_lint_fixes(model)`
+// holding one usage block per layer:
 //   # <path>: C_in=.., C_out=.., kernel=.., stride=.., padding=.., output_padding=.., dilation=.., groups=.., bias=..
 //   # <path>: nn.ConvTranspose3d(<the constructor call matching these parameters>)
-//   model.<path> = <Class>(model.<path>)        (numeric atoms become indexing: model.seq[0])
+//   layers.append(("<path>", <Class>, dict(in_channels=.., ..., bias=..)))
+// The path is resolved against the live model when the function runs, not
+// here: the literal path first, then with torch.onnx's call-count suffixes
+// dropped ("shared_1" -> "shared": a layer forward() calls twice), and, for a
+// container forward() never calls, the one submodule whose name ends in it; a
+// candidate counts only if it is an nn.ConvTranspose3d with the exported
+// parameters (so a real attribute "up_1" and up's second call, also "up_1",
+// are told apart). Every path is resolved and every replacement built before
+// anything is swapped: on any failure the function raises (LookupError naming
+// the paths, or the class's ValueError) with the model unchanged. A module
+// found under several paths is replaced once, at every name it is registered
+// under.
 // Notes are added as comments when the ONNX pads are asymmetric (PyTorch only
 // has symmetric padding: an equivalent padding/output_padding pair is given
 // when one exists, otherwise the constructor is marked "NOT an exact match"),
 // when the parameters do not meet the class's preconditions (its constructor
 // would raise ValueError), and when the module path is unknown (the assignment
 // is then left commented out). A layer whose fix id is unknown or whose kernel
-// is not 3-D gets a comment instead of a block; a repeated path is replaced once.
+// is not 3-D gets a comment instead of a block; a repeated path with the same
+// parameters is listed once.
 // A layer with `not_replaced` set gets "# <path> (ONNX node '<name>'): not
 // replaced: <reason>" (model text in comments is reduced to printable ASCII,
 // so it cannot end the comment).
@@ -75,8 +88,10 @@ std::string pytorch_snippet(const std::string& fix_id, const ConvTransposeParams
 //   "/enc/enc.2/enc.2.0/up/ConvTranspose"             -> "enc.2.0.up"
 // A numeric atom that torch de-duplicated because the module was called twice
 // ("seq.0_1") is restored ("seq.0"); a non-numeric one ("top_1") cannot be told
-// apart from a real name and is kept. Containers that are never called (a
-// ModuleDict holding a ModuleList) leave no scope, so such prefixes are lost.
+// apart from a real name here and is kept, for the snippet to decide against the
+// live model. Containers that are never called (a ModuleDict holding a
+// ModuleList) leave no scope, so such prefixes are lost here too (the snippet
+// finds them by the path's end).
 // Returns "" when the name does not look like an exported scope (older
 // exporters' "ConvTranspose_3", nodes at the top level, atoms with characters
 // other than [A-Za-z0-9_-]).

@@ -228,6 +228,101 @@ const char* const kTorchConvTranspose2dDTapsSource = R"PY(class ConvTranspose3dA
 
 namespace {
 
+// What apply_bpu_lint_fixes runs: the paths come from ONNX node names, so they are resolved
+// against the live model (torch.onnx's call-count suffixes, uncalled containers) and checked
+// against the exported layer's parameters before anything is swapped.
+const char* const kApplyHelpersSource = R"PY(def _bpu_lint_path_candidates(path):
+    """The module paths an exported node's scope can stand for, the literal one first.
+
+    torch.onnx appends _1, _2, ... to the scope of a module it has already seen (a layer called
+    twice is "shared", then "shared_1"), but an attribute may really be named up_1: so both are
+    tried, against the live model, the last atom's suffix dropped first.
+    """
+    options = []
+    for atom in path.split("."):
+        base, sep, count = atom.rpartition("_")
+        options.append([atom, base] if sep and base and count.isdigit() else [atom])
+    paths = [([], 0)]
+    for choices in options:
+        paths = [(p + [c], dropped + (c != choices[0])) for p, dropped in paths for c in choices]
+    paths.sort(key=lambda pd: pd[1])  # stable: of one suffix dropped, the last atom's first
+    return [".".join(p) for p, _ in paths]
+
+
+def _bpu_lint_submodule(model, path):
+    module = model
+    for atom in path.split("."):
+        module = module._modules.get(atom) if isinstance(module, nn.Module) else None
+        if module is None:
+            return None
+    return module
+
+
+def _bpu_lint_mismatch(module, cls, exported):
+    """Why module is not the exported layer; None when it is (or is already cls's replacement)."""
+    if isinstance(module, cls):
+        return None
+    if not isinstance(module, nn.ConvTranspose3d):
+        return f"is {type(module).__name__}, not nn.ConvTranspose3d"
+    found = dict(in_channels=module.in_channels, out_channels=module.out_channels,
+                 kernel_size=tuple(module.kernel_size), stride=tuple(module.stride),
+                 padding=tuple(module.padding), output_padding=tuple(module.output_padding),
+                 dilation=tuple(module.dilation), groups=module.groups, bias=module.bias is not None)
+    differ = [f"{k} {found[k]} != exported {v}" for k, v in exported.items() if found[k] != v]
+    return ", ".join(differ) or None
+
+
+def _bpu_lint_resolve(model, path, cls, exported):
+    """The one submodule that path (from an ONNX node name) stands for, and None; else None, why."""
+    tried = []
+    candidates = _bpu_lint_path_candidates(path)
+    for candidate in candidates:
+        module = _bpu_lint_submodule(model, candidate)
+        why = "no such submodule" if module is None else _bpu_lint_mismatch(module, cls, exported)
+        if why is None:
+            return module, None
+        tried.append(f"{candidate}: {why}")
+    # A container that forward() never calls (a ModuleDict holding the layer) leaves no scope in
+    # the node name: accept a submodule whose name ends in the path if it is the only one that
+    # matches the exported layer.
+    for candidate in candidates:
+        found = {id(m): (name, m) for name, m in model.named_modules()
+                 if name.endswith("." + candidate) and _bpu_lint_mismatch(m, cls, exported) is None}
+        if len(found) == 1:
+            return next(iter(found.values()))[1], None
+        if found:
+            tried.append(f"*.{candidate}: ambiguous (" + ", ".join(sorted(n for n, _ in found.values())) + ")")
+            break
+    return None, "; ".join(tried)
+
+
+def _bpu_lint_swap(model, layers):
+    """Replaces every layer or none: all paths are resolved and all replacements built first."""
+    originals = {}  # id -> (first path, module, cls): a module called N times is replaced once
+    unresolved = []
+    for path, cls, exported in layers:
+        module, why = _bpu_lint_resolve(model, path, cls, exported)
+        if module is None:
+            unresolved.append(f"{path} ({why})")
+        elif not isinstance(module, cls):
+            originals.setdefault(id(module), (path, module, cls))
+    if unresolved:
+        raise LookupError("apply_bpu_lint_fixes: model left unchanged; no nn.ConvTranspose3d matching the "
+                          "exported layer at " + "; ".join(unresolved))
+    replacements = {}
+    for key, (path, module, cls) in originals.items():
+        try:
+            replacements[key] = cls(module)
+        except ValueError as e:
+            raise ValueError(f"apply_bpu_lint_fixes: model left unchanged; {path}: {e}") from e
+    # Every reference is swapped, so a module registered under two names stays shared.
+    for parent in list(model.modules()):
+        for name, child in list(parent._modules.items()):
+            if child is not None and id(child) in replacements:
+                setattr(parent, name, replacements[id(child)])
+    return model
+)PY";
+
 // ---------------------------------------------------------------------------
 // Parameters
 // ---------------------------------------------------------------------------
@@ -365,43 +460,10 @@ bool is_module_path(const std::string& path) {
   return true;
 }
 
-bool is_python_identifier(const std::string& s) {
-  static const std::set<std::string> kKeywords = {
-      "False", "None",   "True",    "and",      "as",   "assert", "async", "await",  "break",
-      "class", "continue", "def",   "del",      "elif", "else",   "except", "finally", "for",
-      "from",  "global", "if",      "import",   "in",   "is",     "lambda", "nonlocal", "not",
-      "or",    "pass",   "raise",   "return",   "try",  "while",  "with",  "yield"};
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  for (char c : s) {
-    if (!(is_atom_char(c) && c != '-')) return false;
-  }
-  return kKeywords.count(s) == 0;
-}
-
-// Python expression for `base` followed by one path atom: numeric atoms index
-// (nn.Sequential / nn.ModuleList), identifiers use attribute access, anything
-// else (a ModuleDict key such as "seg-x", a keyword) goes through getattr,
-// which nn.Module resolves for every kind of child.
-std::string child_expr(const std::string& base, const std::string& atom) {
-  if (is_digits(atom)) return base + "[" + atom + "]";
-  if (is_python_identifier(atom)) return base + "." + atom;
-  return "getattr(" + base + ", \"" + atom + "\")";
-}
-
-// `model.<path> = Class(model.<path>)`, in the same three forms.
-std::string assignment(const std::string& path, const std::string& class_name) {
-  const std::vector<std::string> atoms = split(path, '.');
-  std::string parent = "model";
-  for (size_t i = 0; i + 1 < atoms.size(); ++i) parent = child_expr(parent, atoms[i]);
-  const std::string& last = atoms.back();
-  const std::string target = child_expr(parent, last);
-  if (is_digits(last) || is_python_identifier(last)) return target + " = " + class_name + "(" + target + ")";
-  return "setattr(" + parent + ", \"" + last + "\", " + class_name + "(" + target + "))";
-}
-
 // Strips the "_N" torch.onnx appends to a numeric atom of a module called more
-// than once ("0_1" -> "0"). Non-numeric atoms are left alone: "conv_1" is far
-// more likely a real attribute than a de-duplicated "conv".
+// than once ("0_1" -> "0"). Non-numeric atoms are left alone: "conv_1" may be a
+// real attribute or conv's second call, which only the live model can tell
+// (the snippet's _bpu_lint_resolve tries both).
 std::string strip_numeric_dedup(const std::string& atom) {
   const size_t us = atom.find('_');
   if (us == std::string::npos) return atom;
@@ -456,6 +518,24 @@ std::string constructor_call(const Params3d& p, const TorchPadding& t) {
   return os.str();
 }
 
+// The exported layer's parameters as the nn.ConvTranspose3d attributes that
+// apply_bpu_lint_fixes compares; padding only where PyTorch can express it.
+std::string exported_params(const Params3d& p, const TorchPadding& t) {
+  std::ostringstream os;
+  os << "dict(in_channels=" << p.c_in << ", out_channels=" << p.c_out << ", kernel_size=" << tuple3(p.kernel)
+     << ", stride=" << tuple3(p.stride);
+  if (t.exact) os << ", padding=" << tuple3(t.padding) << ", output_padding=" << tuple3(t.output_padding);
+  os << ", dilation=" << tuple3(p.dilation) << ", groups=" << p.group << ", bias=" << (p.has_bias ? "True" : "False")
+     << ")";
+  return os.str();
+}
+
+// `layers.append(("<path>", <Class>, dict(...)))`: the path is a validated module
+// path (is_module_path), so it is safe inside the string literal.
+std::string layer_entry(const FixKind& f, const Params3d& p, const std::string& path) {
+  return "layers.append((\"" + path + "\", " + f.torch_class + ", " + exported_params(p, torch_padding(p)) + "))";
+}
+
 std::string usage_block(const FixKind& f, const Params3d& p, const std::string& path) {
   const std::string label = path.empty() ? "(unknown module path)" : path;
   const TorchPadding t = torch_padding(p);
@@ -477,9 +557,9 @@ std::string usage_block(const FixKind& f, const Params3d& p, const std::string& 
   out += "    # " + label + ": " + constructor_call(p, t) + "\n";
   if (path.empty()) {
     out += "    # Set the layer's attribute path (the ONNX node name did not reveal it), then uncomment:\n";
-    out += "    # model.<path.to.layer> = " + std::string(f.torch_class) + "(model.<path.to.layer>)\n";
+    out += "    # " + layer_entry(f, p, "<path.to.layer>") + "\n";
   } else {
-    out += "    " + assignment(path, f.torch_class) + "\n";
+    out += "    " + layer_entry(f, p, path) + "\n";
   }
   return out;
 }
@@ -492,6 +572,16 @@ constexpr const char* kHeader =
     "# Usage: load the trained weights, call apply_bpu_lint_fixes(model), then export as before.\n"
     "import torch\n"
     "from torch import nn\n";
+
+constexpr const char* kApplyDoc =
+    "    \"\"\"Replaces, in place, each ConvTranspose3d bpu-lint reported. Call after loading the weights.\n"
+    "\n"
+    "    All or nothing: every path (from the ONNX node names) is resolved against this model and every\n"
+    "    replacement built before any is swapped in. A path that matches no nn.ConvTranspose3d with the\n"
+    "    exported parameters raises LookupError naming it, a layer that breaks its class's preconditions\n"
+    "    raises ValueError; either way the model is left unchanged. A layer forward() calls several times\n"
+    "    (exported as \"up\", \"up_1\", ...) is replaced once, wherever it is registered.\n"
+    "    \"\"\"\n";
 
 }  // namespace
 
@@ -516,7 +606,7 @@ std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
   }
 
   std::string body;
-  std::set<std::string> replaced;
+  std::set<std::string> entries;
   for (const auto& layer : layers) {
     // A path that is not a clean module path is treated as unknown: it would
     // otherwise be written into code verbatim.
@@ -540,9 +630,10 @@ std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
               std::to_string(layer.params.kernel.size()) + "); no PyTorch replacement generated.\n";
       continue;
     }
-    if (!path.empty() && !replaced.insert(path).second) {
-      // Replacing twice would wrap the replacement, whose constructor rejects it.
-      body += "    # " + label + ": already replaced above.\n";
+    // The same path with other parameters stays: it may be a real attribute "up_1" beside
+    // the second call of "up", which apply_bpu_lint_fixes tells apart by the parameters.
+    if (!path.empty() && !entries.insert(layer_entry(*f, p, path)).second) {
+      body += "    # " + label + ": already listed above.\n";
       continue;
     }
     body += usage_block(*f, p, path);
@@ -551,10 +642,13 @@ std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
   std::string out = kHeader;
   out += classes;
   out += "\n\n";
+  out += kApplyHelpersSource;
+  out += "\n\n";
   out += "def apply_bpu_lint_fixes(model: nn.Module) -> nn.Module:\n";
-  out += "    \"\"\"Replaces, in place, each ConvTranspose3d bpu-lint reported. Call after loading the weights.\"\"\"\n";
+  out += kApplyDoc;
+  out += "    layers = []  # (module path from the ONNX node name, replacement class, the exported layer)\n";
   out += body;
-  out += "    return model\n";
+  out += "    return _bpu_lint_swap(model, layers)\n";
   return out;
 }
 

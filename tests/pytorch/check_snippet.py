@@ -16,7 +16,8 @@ The snippet is executed (it only defines classes and apply_bpu_lint_fixes). Then
     layer the named class accepts (or rejects, when the block warns that the preconditions are
     not met) and matches; when the block notes asymmetric ONNX pads, that layer must reproduce the
     ONNX semantics for those pads; and apply_bpu_lint_fixes on a model holding these layers at
-    their paths must replace every one of them.
+    their paths must replace every one of them, or, when a block warns, raise ValueError and
+    leave every layer in place (it never half-applies).
 Prints one line per check and a final "N passed, M failed" line; exits 1 on any failure and
 2 when torch (a test dependency) is missing.
 """
@@ -210,13 +211,13 @@ def onnx_export(cls, kind):
 # ---------------------------------------------------------------------------
 
 CTOR_RE = re.compile(r"^\s*# (?P<label>.+?): (?P<ctor>nn\.ConvTranspose3d\(.*\))\s*$")
-CLASS_RE = re.compile(r"\b(ConvTranspose3dAs\w+)\(")
+CLASS_RE = re.compile(r"\b(ConvTranspose3dAs\w+)\b")
 PADS_RE = re.compile(r"begins (\([^)]*\)), ends (\([^)]*\)) with output_padding (\([^)]*\))")
 
 
 def usage_blocks(text):
     """The blank-line-separated blocks of apply_bpu_lint_fixes that hold a constructor line."""
-    m = re.search(r"^def apply_bpu_lint_fixes\(.*?(?=^    return model$)", text, re.S | re.M)
+    m = re.search(r"^def apply_bpu_lint_fixes\(.*?(?=^    return _bpu_lint_swap\(model, layers\)$)", text, re.S | re.M)
     if not m:
         return None
     blocks = []
@@ -284,11 +285,20 @@ def check_usage(ns, text, results):
             results.record(False, name, f"names no class defined in the snippet ({b['class']})")
             continue
         if b["inexact"]:
-            # The ONNX layer has no PyTorch equivalent; the line is only a hint. It must parse.
+            # The ONNX layer has no PyTorch equivalent; the line is only a hint. It must parse, and
+            # where torch builds it, apply_bpu_lint_fixes must accept it (its parameters are listed).
             results.run(f"{name} approximate constructor parses",
                         lambda b=b: (compile(b["ctor"], "<ctor>", "eval") is not None, b["ctor"]))
+            try:
+                layer = eval(b["ctor"], env)  # noqa: S307 - our own generated file under test
+            except (ValueError, RuntimeError):
+                continue
+            if b["path"]:
+                placed.append((b["path"], layer, cls))
             continue
         layer = eval(b["ctor"], env)  # noqa: S307 - our own generated file under test
+        if b["path"]:
+            placed.append((b["path"], layer, cls))
         if b["warns"]:
             def rejects(cls=cls, layer=layer):
                 try:
@@ -308,20 +318,33 @@ def check_usage(ns, text, results):
                 return diff <= TOLERANCE, f"ONNX pads {pads}: max abs diff {diff:.3g}"
 
             results.run(f"{name} constructor reproduces the asymmetric ONNX pads", pads_match)
-        if b["path"]:
-            placed.append((b["path"], layer, cls))
 
-    if any(b["warns"] or b["inexact"] for b in blocks):
-        # A warned block would (rightly) raise; an inexact one has no layer placed to replace.
-        print("note: apply_bpu_lint_fixes not run: a block warns or has no exact constructor")
-        return
     if not placed:
         return
+    warned = [b["path"] for b in blocks if b["warns"] and b["path"]]
 
-    def apply():
+    def build():
         model = nn.Module()
         for path, layer, _ in placed:
             set_at_path(model, path, layer)
+        return model
+
+    if warned:
+        # All or nothing: the warned layer's ValueError must leave every other layer in place.
+        def refuses():
+            model = build()
+            try:
+                ns["apply_bpu_lint_fixes"](model)
+            except ValueError as e:
+                kept = [p for p, layer, _ in placed if model.get_submodule(p) is not layer]
+                return not kept, f"ValueError ({e}); " + (f"but {kept} were swapped" if kept else "model unchanged")
+            return False, "no ValueError although a block warns"
+
+        results.run("usage apply_bpu_lint_fixes(model) refuses a warned layer, model unchanged", refuses)
+        return
+
+    def apply():
+        model = build()
         ns["apply_bpu_lint_fixes"](model)
         problems = []
         for path, layer, cls in placed:
@@ -330,7 +353,7 @@ def check_usage(ns, text, results):
                 problems.append(f"{path} is {type(got).__name__}, not {cls.__name__}")
                 continue
             diff, _ = max_diff(layer, got, layer.in_channels)
-            if diff > TOLERANCE:
+            if diff > TOLERANCE and not any(b["inexact"] and b["path"] == path for b in blocks):
                 problems.append(f"{path}: max abs diff {diff:.3g}")
         return not problems, "; ".join(problems) or f"{len(placed)} layer(s) replaced and matching"
 
