@@ -832,7 +832,7 @@ TEST_CASE("compare: an X5 table's Softmax rows at its scope, a split Div and a G
   CHECK(r.report.facts.nodes[static_cast<size_t>(r.c.round_trips[0].node)].name == "/model.22/linear/Gemm");
 }
 
-TEST_CASE("compare: J6 Softmax pieces (cut to '...' + 37) place the Softmax; nash-p's added Reshapes are its nodes' pieces") {
+TEST_CASE("compare: J6 Softmax pieces (cut to '...' + 37) place the Softmax, and nash-p's added Reshapes are its nodes' pieces") {
   const Compared e = compare_file(kAttn, kAttnJ6e, "j6e");
   INFO(join(e.c.unmatched_rows));
   CHECK(e.c.unmatched_rows.empty());
