@@ -471,12 +471,25 @@ TEST_CASE("--statistics in JSON: the same counts the text statistics print") {
 
 TEST_CASE("--fix where no rule offers a rewrite says once what is left and why, and writes nothing") {
   TempDir dir;
-  const CommandResult r = run_bpu_lint({kExample, "--platform", "bayes-e", "--fix", "--fixed-model", dir.path("f.onnx")});
+  // X5 runs Pow on the BPU with a single-value exponent only (BPU5405), and no rewrite exists for that.
+  const auto pow = model_from_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,4,8,8] X, float[1,4,8,8] E) => (float[1,4,8,8] Y) {\n"
+      "  Y = Pow (X, E)\n}\n");
+  const std::string path = save_model(dir, "pow.onnx", pow);
+  const CommandResult r = run_bpu_lint({path, "--platform", "bayes-e", "--fix", "--fixed-model", dir.path("f.onnx")});
+  INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(count(r.out, "nothing --fix can rewrite") == 1);
-  CHECK(r.out.find(kExample + ": nothing --fix can rewrite: 3 error findings (BPU1201 x3) offer no fix on bayes-e; the "
-                   "layers need a change in the model source (bpu-lint explain BPU1201)\n") != std::string::npos);
+  CHECK(r.out.find(path + ": nothing --fix can rewrite: 1 error finding (BPU5405) offers no fix on bayes-e; the layer "
+                   "needs a change in its PyTorch source (bpu-lint explain BPU5405)\n") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path("f.onnx")));
+  // A model-level error (a dynamic input, BPU9005) is not a layer to change: pinning is the answer.
+  const auto dynamic = model_from_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[N,4,8,8] X) => (float[N,4,8,8] Y) {\n  Y = Relu (X)\n}\n");
+  const CommandResult d = run_bpu_lint({save_model(dir, "d.onnx", dynamic), "--platform", "bayes-e", "--fix", "--fixed-model",
+                                        dir.path("g.onnx")});
+  CHECK(d.out.find("d.onnx: nothing --fix can rewrite: 1 error finding (BPU9005) offers no fix on bayes-e (bpu-lint "
+                   "explain BPU9005)\n") != std::string::npos);
   // A clean model: nothing to fix, and nothing else said.
   const auto clean = model_from_text("<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] X) => (float[2] Y) {\n  Y = Relu (X)\n}\n");
   const CommandResult c = run_bpu_lint({save_model(dir, "c.onnx", clean), "--fix", "--fixed-model", dir.path("g.onnx")});

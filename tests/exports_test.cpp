@@ -266,12 +266,127 @@ TEST_CASE("a missing shape names the input to pin, after the real blocker") {
   m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_param("H");
   const CommandResult r = run_bpu_lint({save_model(dir, "dynh.onnx", m), "--fix", "--fixed-model", dir.path("out.onnx")});
   INFO(r.out);
-  CHECK(r.out.find("'/up1/ConvTranspose': not fixed: input dim 3 is not static (only the batch dim may be dynamic); "
-                   "pin it with --input-shape bev=<N>x64x<H>x10") != std::string::npos);
+  CHECK(r.out.find("'/up1/ConvTranspose': not fixed: no fix applies: input dim 3 is not static (only the batch dim may "
+                   "be dynamic); pin it with --input-shape bev=<N>x64x<H>x10 (") != std::string::npos);
   // up3: the non-overlapping fixes are ruled out by its D axis, the D-tap one by the missing H.
   CHECK(r.out.find("'/up3/ConvTranspose': not fixed: no fix applies; convtranspose2d: D axis overlaps (kernel 3 != "
                    "stride 2)") != std::string::npos);
   CHECK(r.out.find("; convtranspose2d-d-taps: input dim 3 is not static (only the batch dim may be dynamic); pin it "
-                   "with --input-shape bev=<N>x64x<H>x10") != std::string::npos);
+                   "with --input-shape bev=<N>x64x<H>x10 (") != std::string::npos);
+  // A pin may still let a fix apply: no call for a source change yet.
+  CHECK(r.out.find("PyTorch source") == std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path("out.onnx")));
+}
+
+// BPU1201 (a 3-D ConvTranspose has no BPU or CPU implementation on X3, J5/RDK
+// Ultra and X5) offers the same rewrites as the J6P rules; each chip's own
+// rules judge the rewrite's nodes. Ultra and X5 list Transpose (any rank) and
+// Reshape (ranks 1-10) as BPU ops; X3 runs both on the CPU.
+namespace {
+
+json lint_on(const std::string& chip, const std::string& path) {
+  const CommandResult r = run_bpu_lint({path, "--platform", chip, "--format", "json"});
+  INFO(r.err);
+  return json::parse(r.out);
+}
+
+// The ConvTranspose nodes of a model file with a 3-D kernel.
+int conv_transpose_3d_nodes(const std::string& path) {
+  LoadedModel m;
+  std::string error;
+  REQUIRE(load_model(path, m, error));
+  int n = 0;
+  for (const auto& node : m.model->graph().node()) {
+    if (node.op_type() != "ConvTranspose") continue;
+    for (const auto& a : node.attribute()) n += a.name() == "kernel_shape" && a.ints_size() == 3 ? 1 : 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("X5 and J5: --fix rewrites every 3-D ConvTranspose of the real exports; the re-lint has none, and no CPU node") {
+  for (const char* chip : {"bayes-e", "bayes"}) {
+    for (const std::string& model : {exported("occupancy_static"), exported("occupancy_dynamic"), example_model()}) {
+      INFO(chip << " " << model);
+      // Every finding: a recommended fix, nothing blocked.
+      size_t findings = 0;
+      const json before = lint_on(chip, model);
+      for (const auto& d : before["models"][0]["diagnostics"]) {
+        if (d["rule"] != "BPU1201") continue;
+        ++findings;
+        CHECK(d["fix_blocked"].is_null());
+        CHECK(d["fixes"][0]["recommended"] == true);
+        CHECK(d["fixes"][0]["new_violations"].empty());
+      }
+      CHECK(findings == 3);
+      TempDir dir;
+      const CommandResult fix = run_bpu_lint({model, "--platform", chip, "--fix", "--fixed-model", dir.path("f.onnx")});
+      INFO(fix.out << fix.err);
+      CHECK(fix.out.find("fixed 3 of 3 nodes") != std::string::npos);
+      CHECK(conv_transpose_3d_nodes(model) == 3);
+      CHECK(conv_transpose_3d_nodes(dir.path("f.onnx")) == 0);
+      const json after = lint_on(chip, dir.path("f.onnx"))["models"][0];
+      CHECK(after["summary"]["cpu_nodes"] == 0);
+      CHECK(after["summary"]["unknown_nodes"] == 0);
+      CHECK(after["summary"]["no_compile_nodes"] == 0);
+      for (const auto& d : after["diagnostics"]) {
+        if (d["severity"] == "error") CHECK(d["rule"] == "BPU9005");  // occupancy_dynamic's input, not a node
+      }
+      // The exit code follows the re-lint: only the dynamic input is left.
+      CHECK(fix.exit_code == (model == exported("occupancy_dynamic") ? 1 : 0));
+    }
+  }
+  // The chips' own limits choose: RDK Ultra caps a 2-D ConvTranspose weight at 65535 elements
+  // (BPU1209), which the case study's first layer as a 2-D ConvTranspose ([128, 320, 2, 2]) breaks.
+  const json ultra_report = lint_on("bayes", example_model());
+  const json& ultra = ultra_report["models"][0]["diagnostics"][0];
+  REQUIRE(ultra["node"] == "/deblock_seg_v2/deblock_seg_v2.0/ConvTranspose");
+  CHECK(ultra["fixes"][0]["id"] == "conv3d-1x1x1");
+  CHECK(ultra["fixes"][0]["recommended"] == true);
+  CHECK(ultra["fixes"][1]["id"] == "convtranspose2d");
+  CHECK(ultra["fixes"][1]["new_violations"][0].get<std::string>().rfind("BPU1209 on ConvTranspose", 0) == 0);
+  const json x5_report = lint_on("bayes-e", example_model());
+  const json& x5 = x5_report["models"][0]["diagnostics"][0];
+  CHECK(x5["fixes"][0]["id"] == "convtranspose2d");
+  CHECK(x5["fixes"][0]["recommended"] == true);
+}
+
+TEST_CASE("X3: the rewrites' Reshape/Transpose run on the CPU; each finding and --fix say why, and what is left") {
+  const std::string left = "; the layer needs a change in its PyTorch source";
+  // Layers every rewrite takes: all three blocked alike, said once.
+  const std::string why = "no fix applies: its nodes would break BPU0002 (Reshape, Transpose)" + left;
+  // up3 of the occupancy decoder overlaps along D: only the D-tap rewrite takes it, and X3 blocks that too.
+  const std::string why_up3 = "no fix applies; convtranspose2d-d-taps: its nodes would break BPU0002 (Reshape, "
+                              "Transpose); convtranspose2d: D axis overlaps (kernel 3 != stride 2)";
+  for (const std::string& model : {exported("occupancy_static"), exported("occupancy_dynamic"), example_model()}) {
+    INFO(model);
+    const size_t alike = model == example_model() ? 3 : 2;  // the decoders' up1 and up2
+    size_t findings = 0, said_once = 0;
+    const json report = lint_on("bernoulli2", model);
+    for (const auto& d : report["models"][0]["diagnostics"]) {
+      if (d["rule"] != "BPU1201") continue;
+      ++findings;
+      const std::string blocked = d["fix_blocked"].get<std::string>();
+      said_once += blocked == why ? 1 : 0;
+      if (blocked != why) CHECK(blocked.rfind(why_up3, 0) == 0);
+      CHECK(blocked.substr(blocked.size() - left.size()) == left);
+      for (const auto& f : d["fixes"]) CHECK(f["recommended"] == false);
+      CHECK(d["fixes"][0]["applicable"] == true);  // the rewrite exists; its nodes are what X3 lacks
+    }
+    CHECK(findings == 3);
+    CHECK(said_once == alike);
+    const CommandResult text = run_bpu_lint({model, "--platform", "bernoulli2"});
+    CHECK(count(text.out, "      --fix leaves this node as it is: " + why + "\n") == static_cast<int>(alike));
+    CHECK(count(text.out, "      --fix leaves this node as it is: ") == 3);
+    TempDir dir;
+    const CommandResult fix = run_bpu_lint({model, "--platform", "X3", "--fix", "--fixed-model", dir.path("f.onnx")});
+    INFO(fix.out << fix.err);
+    CHECK(fix.exit_code == 1);
+    CHECK(count(fix.out, "ConvTranspose': not fixed: " + why + "\n") == static_cast<int>(alike));
+    CHECK(count(fix.out, "ConvTranspose': not fixed: no fix applies") == 3);
+    CHECK(fix.out.find(": nothing was fixed; no file written\n") != std::string::npos);
+    CHECK(fix.out.find("nothing to fix") == std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.path("f.onnx")));
+  }
 }

@@ -696,8 +696,8 @@ TEST_CASE("the lint says when --fix will leave a node as it is, and why (text an
   const std::string d_axis = "D axis overlaps (dilation 2); the rewrite needs kernel == stride, no padding, "
                              "no output_padding and dilation 1 on it";
   CHECK(json.out.find("\"fix_blocked\": \"no fix applies; convtranspose2d: " + d_axis + "; conv3d-1x1x1: " + d_axis +
-                      "; convtranspose2d-d-taps: D dilation 2; the D-tap rewrite needs D dilation 1\"") !=
-        std::string::npos);
+                      "; convtranspose2d-d-taps: D dilation 2; the D-tap rewrite needs D dilation 1; the layer needs a "
+                      "change in its PyTorch source\"") != std::string::npos);
   // A node --fix does rewrite says so with null.
   const CommandResult fine = run_bpu_lint({example_model(), "--format", "json"});
   CHECK(fine.out.find("\"fix_blocked\": null") != std::string::npos);
@@ -814,8 +814,8 @@ TEST_CASE("--pytorch-snippet writes a comment for each flagged layer it cannot r
   CHECK(snippet.find("layers.append((\"dec.1\", ConvTranspose3dAsConvTranspose2dDTaps, ") != std::string::npos);
   CHECK(snippet.find("    # dec.2 (ONNX node '/dec/dec.2/ConvTranspose'): not replaced: no fix applies; "
                      "convtranspose2d: D axis overlaps (dilation 2)") != std::string::npos);
-  CHECK(snippet.find("convtranspose2d-d-taps: D dilation 2; the D-tap rewrite needs D dilation 1\n") !=
-        std::string::npos);
+  CHECK(snippet.find("convtranspose2d-d-taps: D dilation 2; the D-tap rewrite needs D dilation 1; the layer needs a "
+                     "change in its PyTorch source\n") != std::string::npos);
 }
 
 TEST_CASE("hundreds of findings are planned in two halves like one at a time") {

@@ -34,6 +34,9 @@ struct FixOption {
   Applicability applicability = Applicability::Unsafe;
   bool applicable = false;
   std::string why_not;     // when !applicable
+  // Not applicable only for a dim the lint does not know: pinning it
+  // (--input-shape) may make the fix apply, so no source change is called for.
+  bool needs_pinned_shape = false;
   FixCost cost;
   bool recommended = false;
   // What the platform's rules raise on the replacement nodes themselves,
@@ -41,6 +44,9 @@ struct FixOption {
   // error is never recommended, and fewer warnings rank first.
   std::vector<std::string> new_violations;
   int new_errors = 0;      // how many of new_violations are errors
+  // The errors in one line, by rule and op ("BPU0002 (Reshape, Transpose)"):
+  // what a why-not names, where the node names would only repeat.
+  std::string new_errors_brief;
 };
 
 // The plan for one node: options ranked best first (applicable before not,

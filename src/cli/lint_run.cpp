@@ -385,8 +385,11 @@ class Runner {
     if (r.fix_plans.empty()) {
       // Said once, with what is left and why: no rule that fired offers a rewrite here.
       std::map<std::string, size_t> unfixed;  // rule id -> error findings
+      size_t on_nodes = 0;                     // of them on a node (not model-level, e.g. a dynamic input)
       for (const auto& d : r.diagnostics) {
-        if (d.severity == Severity::Error && d.outcome == Outcome::Fail && d.shown()) ++unfixed[d.rule->id];
+        if (d.severity != Severity::Error || d.outcome != Outcome::Fail || !d.shown()) continue;
+        ++unfixed[d.rule->id];
+        on_nodes += d.node >= 0 ? 1 : 0;
       }
       if (unfixed.empty()) {
         log << printable_text(r.path) << ": nothing to fix\n";
@@ -398,9 +401,12 @@ class Runner {
         rules += (rules.empty() ? "" : ", ") + id + (n > 1 ? " x" + std::to_string(n) : "");
         errors += n;
       }
+      // Worded as a fix_blocked ends: what is left to change is the PyTorch source.
       log << printable_text(r.path) << ": nothing --fix can rewrite: " << errors << " error finding"
-          << (errors == 1 ? "" : "s") << " (" << rules << ") offer no fix on " << m.platform->name
-          << "; the layers need a change in the model source (bpu-lint explain " << unfixed.begin()->first << ")\n";
+          << (errors == 1 ? " (" + rules + ") offers" : "s (" + rules + ") offer") << " no fix on " << m.platform->name;
+      if (on_nodes == 1) log << "; the layer needs a change in its PyTorch source";
+      if (on_nodes > 1) log << "; the layers need a change in their PyTorch source";
+      log << " (bpu-lint explain " << unfixed.begin()->first << ")\n";
       return;
     }
     const std::string out = o_.fixed_model.empty() ? default_fixed_path(r.path) : o_.fixed_model;

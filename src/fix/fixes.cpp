@@ -30,7 +30,28 @@ bool int_list(const Value* v, std::vector<int64_t>& out) {
 struct Violations {
   std::vector<std::string> found;  // errors first, then warnings
   int errors = 0;
+  std::string errors_brief;        // FixOption::new_errors_brief
 };
+
+// "BPU0002 (Reshape, Transpose), BPU1209 (ConvTranspose)": rules in order of
+// first error, each with its ops sorted, so that fix kinds blocked alike read
+// alike and choose_fix says the blocker once.
+std::string brief_errors(const std::vector<std::pair<std::string, std::string>>& rule_ops) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_rule;
+  for (const auto& [rule, op] : rule_ops) {
+    auto it = std::find_if(by_rule.begin(), by_rule.end(), [&](const auto& r) { return r.first == rule; });
+    if (it == by_rule.end()) it = by_rule.insert(by_rule.end(), {rule, {}});
+    if (std::find(it->second.begin(), it->second.end(), op) == it->second.end()) it->second.push_back(op);
+  }
+  std::string out;
+  for (auto& [rule, ops] : by_rule) {
+    std::sort(ops.begin(), ops.end());
+    out += (out.empty() ? "" : ", ") + rule + " (";
+    for (size_t i = 0; i < ops.size(); ++i) out += (i > 0 ? ", " : "") + ops[i];
+    out += ")";
+  }
+  return out;
+}
 
 // The platform's verdict on the replacement nodes alone: a mini model holding
 // just the rewrite (weights as shapes only) goes through facts and evaluation.
@@ -64,7 +85,9 @@ Violations replacement_violations(const std::string& fix, const NodeFacts& node,
   NameAllocator names = NameAllocator::for_model(mini);
   Rewrite rewrite;
   std::string error;
-  if (!build_rewrite(fix, in, names, nullptr, rewrite, error)) return {{"cannot build the rewrite: " + error}, 1};
+  if (!build_rewrite(fix, in, names, nullptr, rewrite, error)) {
+    return {{"cannot build the rewrite: " + error}, 1, "cannot build the rewrite: " + error};
+  }
   for (auto& n : rewrite.nodes) *graph->add_node() = std::move(n);
   for (auto& t : rewrite.initializers) *graph->add_initializer() = std::move(t);
 
@@ -72,9 +95,12 @@ Violations replacement_violations(const std::string& fix, const NodeFacts& node,
   loaded.path = "<replacement>";
   loaded.model = &mini;
   ModelFacts facts;
-  if (!extract_facts(loaded, {}, facts, error)) return {{"cannot analyse the rewrite: " + error}, 1};
+  if (!extract_facts(loaded, {}, facts, error)) {
+    return {{"cannot analyse the rewrite: " + error}, 1, "cannot analyse the rewrite: " + error};
+  }
   Violations out;
   std::vector<std::string> warnings;
+  std::vector<std::pair<std::string, std::string>> error_rule_ops;
   for (const auto& d : evaluate(facts, platform)) {
     if (d.outcome != Outcome::Fail || d.node < 0) continue;
     Severity severity = d.severity;
@@ -86,8 +112,10 @@ Violations replacement_violations(const std::string& fix, const NodeFacts& node,
         .push_back(d.rule->id + (is_error ? "" : " (warning)") + " on " + n.op_type + " '" + std::string(n.display_name) + "': " +
                    d.message);
     out.errors += is_error ? 1 : 0;
+    if (is_error) error_rule_ops.push_back({d.rule->id, n.op_type});
   }
   out.found.insert(out.found.end(), warnings.begin(), warnings.end());
+  out.errors_brief = brief_errors(error_rule_ops);
   return out;
 }
 
@@ -124,20 +152,26 @@ const FixOption* choose_fix(const NodeFixPlan& plan, const std::string& strategy
   }
   if (strategy == "auto") {
     if (const FixOption* r = plan.recommended()) return r;
-    // The blocker first; said once when every fix kind has the same one.
+    // The blocker first; said once when every fix kind has the same one. A
+    // replacement's own errors are named by rule and op, not node by node.
     std::vector<std::pair<std::string, std::string>> reasons;
     for (const auto& o : plan.options) {
       if (!o.applicable) reasons.push_back({o.id, o.why_not});
-      else if (o.new_errors > 0) reasons.push_back({o.id, "its nodes break " + o.new_violations.front()});
+      else if (o.new_errors > 0) reasons.push_back({o.id, "its nodes would break " + o.new_errors_brief});
     }
     const bool same = std::all_of(reasons.begin(), reasons.end(),
                                   [&](const auto& r) { return r.second == reasons.front().second; });
     if (!reasons.empty() && same) {
-      why_not = reasons.front().second + " (no fix applies)";
+      why_not = "no fix applies: " + reasons.front().second;
     } else {
       why_not = "no fix applies";
       for (const auto& [id, reason] : reasons) why_not += "; " + id + ": " + reason;
     }
+    // What is left to the user, said plainly: no rewrite of this layer runs
+    // on this chip. Not while a pinned shape might still let one apply.
+    const bool pin_may_help = std::any_of(plan.options.begin(), plan.options.end(),
+                                          [](const FixOption& o) { return o.needs_pinned_shape; });
+    if (!pin_may_help) why_not += "; the layer needs a change in its PyTorch source";
     return nullptr;
   }
   for (const auto& o : plan.options) {
@@ -394,9 +428,8 @@ std::vector<NodeFixPlan> plan_range(const ModelFacts& facts, const WantedFixes& 
         const bool shape_missing = plan.params.input_shape.size() != plan.params.kernel.size() + 2 ||
                                    std::any_of(plan.params.input_shape.begin() + 1, plan.params.input_shape.end(),
                                                [](int64_t d) { return d < 0; });
-        if (shape_missing && cause != nullptr && !cause->hint.empty() && o.why_not.rfind("input ", 0) == 0) {
-          o.why_not += "; " + cause->hint;
-        }
+        o.needs_pinned_shape = shape_missing && o.why_not.rfind("input ", 0) == 0;
+        if (o.needs_pinned_shape && cause != nullptr && !cause->hint.empty()) o.why_not += "; " + cause->hint;
       } else if (WeightAxis axis; weight_form == WeightForm::Quantised && quantised.axis >= 0 && kind != nullptr &&
                  !kind->weight_axis(plan.params, quantised.axis, axis, o.why_not)) {
         // A per-channel quantised weight whose axis this kind's layout cannot carry.
@@ -416,6 +449,7 @@ std::vector<NodeFixPlan> plan_range(const ModelFacts& facts, const WantedFixes& 
         }
         o.new_violations = cached->second.found;
         o.new_errors = cached->second.errors;
+        o.new_errors_brief = cached->second.errors_brief;
       }
       plan.options.push_back(std::move(o));
     }
