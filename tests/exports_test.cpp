@@ -305,7 +305,7 @@ int conv_transpose_3d_nodes(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("X5 and J5: --fix rewrites every 3-D ConvTranspose of the real exports; the re-lint has none, and no CPU node") {
+TEST_CASE("X5 and J5: --fix rewrites every 3-D ConvTranspose of the real exports, and the re-lint has none, and no CPU node") {
   for (const char* chip : {"bayes-e", "bayes"}) {
     for (const std::string& model : {exported("occupancy_static"), exported("occupancy_dynamic"), example_model()}) {
       INFO(chip << " " << model);
@@ -352,7 +352,7 @@ TEST_CASE("X5 and J5: --fix rewrites every 3-D ConvTranspose of the real exports
   CHECK(x5["fixes"][0]["recommended"] == true);
 }
 
-TEST_CASE("X3: the rewrites' Reshape/Transpose run on the CPU; each finding and --fix say why, and what is left") {
+TEST_CASE("X3: the rewrites' Reshape/Transpose run on the CPU, so each finding and --fix say why, and what is left") {
   const std::string left = "; the layer needs a change in its PyTorch source";
   // Layers every rewrite takes: all three blocked alike, said once.
   const std::string why = "no fix applies: its nodes would break BPU0002 (Reshape, Transpose)" + left;
