@@ -38,7 +38,10 @@ struct Violations {
 // alike and choose_fix says the blocker once.
 std::string brief_errors(const std::vector<std::pair<std::string, std::string>>& rule_ops) {
   std::vector<std::pair<std::string, std::vector<std::string>>> by_rule;
-  for (const auto& [rule, op] : rule_ops) {
+  for (const auto& rule_op : rule_ops) {
+    // (no structured binding: clang 14 cannot capture one in the lambda)
+    const std::string& rule = rule_op.first;
+    const std::string& op = rule_op.second;
     auto it = std::find_if(by_rule.begin(), by_rule.end(), [&](const auto& r) { return r.first == rule; });
     if (it == by_rule.end()) it = by_rule.insert(by_rule.end(), {rule, {}});
     if (std::find(it->second.begin(), it->second.end(), op) == it->second.end()) it->second.push_back(op);
