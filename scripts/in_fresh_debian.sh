@@ -24,6 +24,7 @@ mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '$1 == "URIs:" 
 [[ -n $mirror ]] || { echo "in_fresh_debian.sh: no Debian mirror in this machine's apt sources" >&2; exit 2; }
 
 root=$(mktemp -d /var/tmp/bpu-lint-fresh.XXXXXX)
+chmod 755 "$root"   # it is the root's /: mktemp's 700 would lock every other user out of it
 mounts=()
 cleanup() {
   local i
