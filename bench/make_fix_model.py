@@ -121,38 +121,31 @@ def occupancy_decoder():
                    [helper.make_tensor_value_info("occupancy", TensorProto.FLOAT, [1, 16, 400, 400])])
 
 
-def convt3d_256_1g(blocks=256, c=256):
-    b = Builder(5)
+def up_down_blocks(name, seed, blocks, c, k, **up_attrs):
+    """`blocks` x (ConvTranspose3d(c, c, k, **up_attrs) + Conv3d(c, c, k=s=2)) on [1, c, 2, 4, 4]."""
+    b = Builder(seed)
     x = "input"
     for i in range(blocks):
         p = f"blocks.{i}"
         x = b.node("ConvTranspose", f"/blocks/{p}/up/ConvTranspose",
-                   [x, b.weight(f"{p}.up.weight", (c, c, 2, 2, 2), 0.02), b.weight(f"{p}.up.bias", (c,), 0.1)],
-                   kernel_shape=[2, 2, 2], strides=[2, 2, 2])
+                   [x, b.weight(f"{p}.up.weight", (c, c, k, k, k), 0.02), b.weight(f"{p}.up.bias", (c,), 0.1)],
+                   kernel_shape=[k, k, k], **up_attrs)
         x = b.node("Conv", f"/blocks/{p}/down/Conv",
                    [x, b.weight(f"{p}.down.weight", (c, c, 2, 2, 2), 0.02), b.weight(f"{p}.down.bias", (c,), 0.1)],
                    kernel_shape=[2, 2, 2], strides=[2, 2, 2])
     b.nodes[-1].output[0] = "output"
     shape = [1, c, 2, 4, 4]
-    return b.model("convt3d_256_1g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+    return b.model(name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
                    [helper.make_tensor_value_info("output", TensorProto.FLOAT, shape)])
+
+
+def convt3d_256_1g(blocks=256, c=256):
+    return up_down_blocks("convt3d_256_1g", 5, blocks, c, 2, strides=[2, 2, 2])
 
 
 def convt3d_overlap_1g(blocks=113, c=256):
-    b = Builder(7)
-    x = "input"
-    for i in range(blocks):
-        p = f"blocks.{i}"
-        x = b.node("ConvTranspose", f"/blocks/{p}/up/ConvTranspose",
-                   [x, b.weight(f"{p}.up.weight", (c, c, 3, 3, 3), 0.02), b.weight(f"{p}.up.bias", (c,), 0.1)],
-                   kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1], output_padding=[1, 1, 1])
-        x = b.node("Conv", f"/blocks/{p}/down/Conv",
-                   [x, b.weight(f"{p}.down.weight", (c, c, 2, 2, 2), 0.02), b.weight(f"{p}.down.bias", (c,), 0.1)],
-                   kernel_shape=[2, 2, 2], strides=[2, 2, 2])
-    b.nodes[-1].output[0] = "output"
-    shape = [1, c, 2, 4, 4]
-    return b.model("convt3d_overlap_1g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
-                   [helper.make_tensor_value_info("output", TensorProto.FLOAT, shape)])
+    return up_down_blocks("convt3d_overlap_1g", 7, blocks, c, 3, strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1],
+                          output_padding=[1, 1, 1])
 
 
 def convt3d_8g():

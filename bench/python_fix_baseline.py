@@ -37,16 +37,22 @@ def d_non_overlapping(n, w):
             and attr(n, "output_padding", [0, 0, 0])[0] == 0 and attr(n, "dilations", [1, 1, 1])[0] == 1)
 
 
-def d_taps(n, w, inits, shapes, g, dead):
-    """The D-tap rewrite of one layer: returns its nodes, adds its initializers to g."""
-    N, C, D, H, W = shapes[n.input[0]]
-    _, cout, Do, Ho, Wo = shapes[n.output[0]]
-    cin, cog, kd, kh, kw = w.dims
+def hw_attributes(n, kh, kw):
+    """The layer's strides and pads, and the 2-D ConvTranspose attributes for its H/W axes."""
     s = attr(n, "strides", [1, 1, 1])
     pads = attr(n, "pads", [0] * 6)
     hw = dict(strides=s[1:], kernel_shape=[kh, kw], pads=pads[1:3] + pads[4:6],
               output_padding=attr(n, "output_padding", [0, 0, 0])[1:],
               dilations=attr(n, "dilations", [1, 1, 1])[1:], group=attr(n, "group", 1))
+    return s, pads, hw
+
+
+def d_taps(n, w, inits, shapes, g, dead):
+    """The D-tap rewrite of one layer: returns its nodes, adds its initializers to g."""
+    N, C, D, H, W = shapes[n.input[0]]
+    _, cout, Do, Ho, Wo = shapes[n.output[0]]
+    cin, cog, kd, kh, kw = w.dims
+    s, pads, hw = hw_attributes(n, kh, kw)
     # Output channel o * KD + t of the 2-D layer is tap t of channel o (per group, as ConvTranspose lays them out).
     wt = numpy_helper.to_array(w).reshape(cin, cog * kd, kh, kw)
     taps = np.zeros((D * kd, Do), np.float32)  # input slice d, tap t lands on output slice d * sD - pD + t
@@ -105,11 +111,7 @@ def main():
         N, C, D, H, W = shapes[n.input[0]]
         _, cout, _, Ho, Wo = shapes[n.output[0]]
         cin, cog, kd, kh, kw = w.dims
-        s = attr(n, "strides", [1, 1, 1])
-        pads = attr(n, "pads", [0] * 6)
-        hw = dict(strides=s[1:], kernel_shape=[kh, kw], pads=pads[1:3] + pads[4:6],
-                  output_padding=attr(n, "output_padding", [0, 0, 0])[1:],
-                  dilations=attr(n, "dilations", [1, 1, 1])[1:], group=attr(n, "group", 1))
+        hw = hw_attributes(n, kh, kw)[2]
         wt = numpy_helper.to_array(w).reshape(cin, cog * kd, kh, kw)
         pre = n.name
         new_inits = [numpy_helper.from_array(wt, pre + "_w2"),
