@@ -90,6 +90,10 @@ struct TensorFacts {
   // graph or an enclosing one); 0 = a graph input, an initializer, omitted.
   uint32_t producer = 0;
   const onnx::TensorProto* initializer = nullptr;  // a node input that is an initializer (in its scope)
+  // A rank-1/2 model input, or rank 1 or 2 and computed from one through
+  // rank-1/2 tensors (the rule field `from_1d_2d_input`): the tensors for
+  // which Bernoulli2 prints "can not get nhwc info from shape".
+  bool from_1d_2d_input = false;
 };
 
 // A node's inputs or its outputs: a run of ModelFacts::tensors, read-only.

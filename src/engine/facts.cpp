@@ -31,6 +31,7 @@ struct ValueFacts {
   uint32_t cause = 0;                       // root cause of what is unknown about it
   uint32_t producer = 0;                    // the writing node (see TensorFacts::producer)
   const onnx::TensorProto* initializer = nullptr;  // when it is one (of this graph)
+  bool from_1d_2d_input = false;            // see TensorFacts::from_1d_2d_input
 };
 // Value name -> facts for one graph.
 using Scope = NameTable<ValueFacts>;
@@ -50,6 +51,12 @@ struct ScopeChain {
 
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+bool rank_1_or_2(const onnx::TypeProto* t) {
+  if (t == nullptr || !t->has_tensor_type() || !t->tensor_type().has_shape()) return false;
+  const int rank = t->tensor_type().shape().dim_size();
+  return rank == 1 || rank == 2;
+}
 
 bool has_inline_data(const onnx::TensorProto& t) {
   return t.data_location() != onnx::TensorProto::EXTERNAL && t.external_data_size() == 0;
@@ -328,6 +335,7 @@ class Walker {
     for (const auto& vi : graph.input()) {
       auto& v = scope[vi.name()];
       if (!v.is_const) v.cause = input_cause(vi.name(), v.type, parent);
+      v.from_1d_2d_input = main && !v.is_const && rank_1_or_2(v.type);
     }
     std::unordered_map<std::string_view, const onnx::TypeProto*> declared;
     for (const auto& vi : graph.value_info()) declared[vi.name()] = &vi.type();
@@ -603,6 +611,7 @@ class Walker {
     }
     const size_t first = out_.tensors.size();
     uint32_t node_cause = 0;  // created at most once per node
+    const bool from_1d_2d = feeds_from_1d_2d_input();
     for (int o = 0; o < node.output_size(); ++o) {
       const std::string& name = node.output(o);
       if (name.empty()) {
@@ -643,10 +652,18 @@ class Walker {
       }
       v.cause = output_cause(v, node_cause, failure, schema, has_subgraph);
       v.producer = static_cast<uint32_t>(out_.nodes.size());  // this node, pushed by add_node
-      add_tensor({name, v.type, v.is_const, v.shape_derived, v.data, v.values, v.cause, v.producer});
+      v.from_1d_2d_input = from_1d_2d && !v.is_const && rank_1_or_2(v.type);
+      add_tensor({name, v.type, v.is_const, v.shape_derived, v.data, v.values, v.cause, v.producer, nullptr,
+                  v.from_1d_2d_input});
     }
     f.outputs = TensorList(out_.tensors.data() + first, out_.tensors.size() - first);
     shared_output_type_ = nullptr;
+  }
+
+  // Whether the node's outputs carry from_1d_2d_input on (if rank 1 or 2).
+  bool feeds_from_1d_2d_input() const {
+    return std::any_of(input_facts_.begin(), input_facts_.end(),
+                       [](const ValueFacts* v) { return v != nullptr && v->from_1d_2d_input; });
   }
 
   bool wants_values(const std::string& op) const {
@@ -769,7 +786,7 @@ class Walker {
         add_tensor({node.input(k), nullptr, false, false, nullptr, nullptr, 0});
       } else {
         add_tensor({node.input(k), v->type, v->is_const, v->shape_derived, v->data, v->values, v->cause, v->producer,
-                    v->initializer});
+                    v->initializer, v->from_1d_2d_input});
       }
     }
     f.inputs = TensorList(out_.tensors.data() + first, out_.tensors.size() - first);
@@ -889,12 +906,12 @@ Value constant_value(const TensorFacts& t) {
 }
 
 // The fields of a tensor's record (`input[k].dtype`...): one list for the record and the typed reads.
-enum class TensorField { Name, Present, Const, Dtype, Shape, Rank, Value };
+enum class TensorField { Name, Present, Const, Dtype, Shape, Rank, Value, From1d2dInput };
 const std::vector<std::pair<std::string, TensorField>>& tensor_fields() {
   static const std::vector<std::pair<std::string, TensorField>> kFields = {
       {"name", TensorField::Name},   {"present", TensorField::Present}, {"const", TensorField::Const},
       {"dtype", TensorField::Dtype}, {"shape", TensorField::Shape},     {"rank", TensorField::Rank},
-      {"value", TensorField::Value}};
+      {"value", TensorField::Value}, {"from_1d_2d_input", TensorField::From1d2dInput}};
   return kFields;
 }
 
@@ -935,6 +952,7 @@ Value tensor_field(const TensorFacts& t, TensorField field) {
       return Value::unknown("type of '" + std::string(t.name) + "' not known");
     case TensorField::Shape: return shape_value(t.type, &rank);
     case TensorField::Rank: shape_value(t.type, &rank); return rank;
+    case TensorField::From1d2dInput: return Value::of_bool(t.from_1d_2d_input);
     default: return constant_value(t);
   }
 }
