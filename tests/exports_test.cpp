@@ -53,10 +53,11 @@ const std::vector<Expected> kTable = {
     {"vit_seqfirst_static", {}, 0, 0, 0, 0, 72, 0, 0, {"BPU0001", "BPU5251"}},
     {"vit_seqfirst_dynamic", {}, 1, 1, 0, 21, 137, 50, 0, {"BPU0001", "BPU0004", "BPU5251", "BPU9005"}},
     {"vit_seqfirst_dynamic", {kViTPin}, 0, 0, 0, 0, 187, 0, 0, {"BPU0001", "BPU5251"}},
-    // FPN with interpolate(size=p.shape[-2:]): the Resize sizes are known, nothing to report.
-    {"fpn_interpolate", {}, 0, 0, 0, 0, 14, 0, 0, {}},
-    {"fpn_interpolate_dynamic", {}, 1, 1, 0, 4, 26, 10, 0, {"BPU0004", "BPU9005"}},
-    {"fpn_interpolate_dynamic", {"p3=1x16x32x32", "p4=1x32x16x16", "p5=1x64x8x8"}, 0, 0, 0, 0, 36, 0, 0, {}},
+    // FPN with interpolate(size=p.shape[-2:]): the Resize sizes are known. Its two lateral-Conv
+    // Adds are J6E/M's int32-fed Adds (BPU3007), unknown on J6P: a hint each.
+    {"fpn_interpolate", {}, 0, 0, 0, 0, 14, 0, 0, {"BPU0005"}},
+    {"fpn_interpolate_dynamic", {}, 1, 1, 0, 4, 26, 10, 0, {"BPU0004", "BPU0005", "BPU9005"}},
+    {"fpn_interpolate_dynamic", {"p3=1x16x32x32", "p4=1x32x16x16", "p5=1x64x8x8"}, 0, 0, 0, 0, 36, 0, 0, {"BPU0005"}},
     // The occupancy decoder: up1/up2 break the D-stride rule, up3 both rules.
     {"occupancy_static", {}, 1, 4, 0, 0, 4, 0, 3, {"BPU1101", "BPU1102"}},
     {"occupancy_dynamic", {}, 1, 5, 0, 1, 15, 6, 3, {"BPU0004", "BPU1101", "BPU1102", "BPU9005"}},

@@ -83,6 +83,10 @@ struct TensorFacts {
   // Computed from a dynamic dim by shape arithmetic: constant once the input
   // is pinned, so rules see its constness as unknown, not false.
   bool shape_derived = false;
+  // A rank-1/2 model input, or rank 1 or 2 and computed from one through
+  // rank-1/2 tensors (the rule field `from_1d_2d_input`): the tensors for
+  // which Bernoulli2 prints "can not get nhwc info from shape".
+  bool from_1d_2d_input = false;
   const onnx::TensorProto* data = nullptr;  // constant integer data: inline, or computed by the walk
   const IntValues* values = nullptr;        // integer values computed by the walk (may hold symbols)
   uint32_t cause = 0;                       // 1-based index into ModelFacts::causes; 0 = fully known
@@ -90,10 +94,9 @@ struct TensorFacts {
   // graph or an enclosing one); 0 = a graph input, an initializer, omitted.
   uint32_t producer = 0;
   const onnx::TensorProto* initializer = nullptr;  // a node input that is an initializer (in its scope)
-  // A rank-1/2 model input, or rank 1 or 2 and computed from one through
-  // rank-1/2 tensors (the rule field `from_1d_2d_input`): the tensors for
-  // which Bernoulli2 prints "can not get nhwc info from shape".
-  bool from_1d_2d_input = false;
+  // The same writer as `producer`, in the model (the rule field `producer`, its op type):
+  // a node's facts do not reach ModelFacts::nodes.
+  const onnx::NodeProto* producer_node = nullptr;
 };
 
 // A node's inputs or its outputs: a run of ModelFacts::tensors, read-only.

@@ -26,13 +26,31 @@ struct ValueFacts {
   const onnx::TypeProto* type = nullptr;
   bool is_const = false;       // known before runtime (see TensorFacts::is_const)
   bool shape_derived = false;  // computed from a dynamic dim: runtime shape arithmetic
+  bool from_1d_2d_input = false;  // see TensorFacts::from_1d_2d_input
   const onnx::TensorProto* data = nullptr;  // small constant data shape inference may read (Reshape's shape)
   const IntValues* values = nullptr;        // integer values the walk computed
   uint32_t cause = 0;                       // root cause of what is unknown about it
   uint32_t producer = 0;                    // the writing node (see TensorFacts::producer)
   const onnx::TensorProto* initializer = nullptr;  // when it is one (of this graph)
-  bool from_1d_2d_input = false;            // see TensorFacts::from_1d_2d_input
+  const onnx::NodeProto* producer_node = nullptr;  // see TensorFacts::producer_node
 };
+
+// A node's input or output as the rules see it: what the walk knows of the value.
+TensorFacts tensor_facts(std::string_view name, const ValueFacts& v) {
+  TensorFacts t;
+  t.name = name;
+  t.type = v.type;
+  t.is_const = v.is_const;
+  t.shape_derived = v.shape_derived;
+  t.from_1d_2d_input = v.from_1d_2d_input;
+  t.data = v.data;
+  t.values = v.values;
+  t.cause = v.cause;
+  t.producer = v.producer;
+  t.initializer = v.initializer;
+  t.producer_node = v.producer_node;
+  return t;
+}
 // Value name -> facts for one graph.
 using Scope = NameTable<ValueFacts>;
 
@@ -652,9 +670,9 @@ class Walker {
       }
       v.cause = output_cause(v, node_cause, failure, schema, has_subgraph);
       v.producer = static_cast<uint32_t>(out_.nodes.size());  // this node, pushed by add_node
+      v.producer_node = &node;
       v.from_1d_2d_input = from_1d_2d && !v.is_const && rank_1_or_2(v.type);
-      add_tensor({name, v.type, v.is_const, v.shape_derived, v.data, v.values, v.cause, v.producer, nullptr,
-                  v.from_1d_2d_input});
+      add_tensor(tensor_facts(name, v));
     }
     f.outputs = TensorList(out_.tensors.data() + first, out_.tensors.size() - first);
     shared_output_type_ = nullptr;
@@ -783,10 +801,9 @@ class Walker {
     for (int k = 0; k < node.input_size(); ++k) {
       const ValueFacts* v = input_facts_[static_cast<size_t>(k)];
       if (v == nullptr) {
-        add_tensor({node.input(k), nullptr, false, false, nullptr, nullptr, 0});
+        add_tensor(tensor_facts(node.input(k), ValueFacts{}));
       } else {
-        add_tensor({node.input(k), v->type, v->is_const, v->shape_derived, v->data, v->values, v->cause, v->producer,
-                    v->initializer, v->from_1d_2d_input});
+        add_tensor(tensor_facts(node.input(k), *v));
       }
     }
     f.inputs = TensorList(out_.tensors.data() + first, out_.tensors.size() - first);
@@ -906,12 +923,13 @@ Value constant_value(const TensorFacts& t) {
 }
 
 // The fields of a tensor's record (`input[k].dtype`...): one list for the record and the typed reads.
-enum class TensorField { Name, Present, Const, Dtype, Shape, Rank, Value, From1d2dInput };
+enum class TensorField { Name, Present, Const, Dtype, Shape, Rank, Value, From1d2dInput, Producer };
 const std::vector<std::pair<std::string, TensorField>>& tensor_fields() {
   static const std::vector<std::pair<std::string, TensorField>> kFields = {
       {"name", TensorField::Name},   {"present", TensorField::Present}, {"const", TensorField::Const},
       {"dtype", TensorField::Dtype}, {"shape", TensorField::Shape},     {"rank", TensorField::Rank},
-      {"value", TensorField::Value}, {"from_1d_2d_input", TensorField::From1d2dInput}};
+      {"value", TensorField::Value}, {"from_1d_2d_input", TensorField::From1d2dInput},
+      {"producer", TensorField::Producer}};
   return kFields;
 }
 
@@ -937,6 +955,9 @@ Value tensor_field(const TensorFacts& t, TensorField field) {
   switch (field) {
     case TensorField::Name: return Value::of_string(std::string(t.name));
     case TensorField::Present: return Value::of_bool(!t.name.empty());
+    case TensorField::Producer:
+      // The op type of the node that writes it; "" for a model input or an initializer.
+      return Value::of_string(t.producer_node != nullptr ? t.producer_node->op_type() : std::string());
     case TensorField::Const:
       return t.shape_derived ? Value::unknown("computed from a dynamic dim: constant once the input is pinned")
                              : Value::of_bool(t.is_const);

@@ -14,8 +14,8 @@ Div, and a classification head, and writes for it, in the real formats:
   x5_bayes_e_hb_mapper_attn.log     hb_mapper makertbin table (bayes-e): everything on the BPU but the
                                     Gemm's `_transpose_output_reshape` Reshape
   j6e_nash_e_hb_compile_attn.log    hb_compile box table (nash-e): layout ops `--`, SiLU/Split/Exp/
-                                    Reciprocal NULL, the residual Add fed by a Conv with si32 output on
-                                    the CPU (the public nash-e pattern)
+                                    Reciprocal NULL, the two Adds fed by a Conv with si32 output on
+                                    the CPU (the public nash-e / nash-m pattern)
   j6e_nash_e_attn_table.csv         the same table as a team keeps it (CSV, `fused` for fused nodes)
   j6e_nash_e_attn_advice.csv        hb_compile's advice file for that compile (Device bpu/external_cpu)
   j6p_nash_p_hb_compile_attn.log    hb_compile 3.5.16 (nash-p): all BPU, with the Gemm's
@@ -167,10 +167,11 @@ def j6_rows(march):
     r += [(f"{A}/Transpose_1", "Transpose", "BPU" if p else "--", "si8"),
           (f"{A}/MatMul_1", "MatMul", "BPU", "si8"),
           (f"{A}/Reshape_1", "Reshape", "BPU" if p else "--", "si8"),
-          (f"{A}/pe/conv/Conv", "Conv", "BPU", "si8"),
-          (f"{A}/Add", "Add", "BPU", "si8"),
+          (f"{A}/pe/conv/Conv", "Conv", "BPU", "si8" if p else "si32"),
+          # nash-e/m run an Add fed by a Conv whose output stays int32 on the CPU (public logs: the
+          # attention block's three such Adds in a nash-m YOLO11n table, 22 of 24 in a nash-e YOLO12n one)
+          (f"{A}/Add", "Add", "BPU" if p else "CPU", "si8" if p else "f32"),
           (f"{A}/proj/conv/Conv", "Conv", "BPU", "si32"),
-          # nash-e runs an Add fed by a Conv whose output stays int32 on the CPU (public logs)
           (f"{BLOCK}/Add", "Add", "BPU" if p else "CPU", "si8" if p else "f32"),
           (DIV, "Div", "BPU", "si16")]
     if p:
@@ -250,7 +251,7 @@ def write_j6(out_dir, march):
     model = build()
     adv = ["OpName,OpType,InputDataType,Device,Reason"]
     for n in model.graph.node:
-        if n.name == f"{BLOCK}/Add":
+        if n.name in (f"{A}/Add", f"{BLOCK}/Add"):
             adv.append(f"{n.name},Add,\"si8,si32\",external_cpu,\"int32 input not fused into the producing Conv; "
                        f"Add with an int32 operand runs on CPU\"")
         else:
