@@ -6,7 +6,7 @@ _bpu_lint() {
   local exe=${COMP_WORDS[0]} sub="" w i
   for ((i = 1; i < COMP_CWORD; i++)); do
     w=${COMP_WORDS[i]}
-    case $w in rules | explain | platforms | compare) sub=$w; break ;; esac
+    case $w in rules | explain | platforms | compare | calibrate) sub=$w; break ;; esac
   done
   local help
   help=$("$exe" $sub --help 2>/dev/null) || return 0
@@ -38,15 +38,15 @@ _bpu_lint() {
     return 0
   fi
   case $sub in
-    "") COMPREPLY=($(compgen -W "rules explain platforms compare" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "rules explain platforms compare calibrate" -- "$cur")) ;;
     explain) COMPREPLY=($(compgen -W "$("$exe" rules 2>/dev/null | awk '$1 ~ /^BPU[0-9]+$/ {print $1}')" -- "$cur")) ;;
     *) ;;
   esac
-  # Models: *.onnx files and folders (folders are searched for *.onnx); logs for compare.
-  if [[ -z $sub || $sub == compare ]]; then
+  # Models: *.onnx files and folders (folders are searched for *.onnx); logs for compare and calibrate.
+  if [[ -z $sub || $sub == compare || $sub == calibrate ]]; then
     local IFS=$'\n'
     COMPREPLY+=($(compgen -d -- "$cur"))
-    if [[ $sub == compare ]]; then COMPREPLY+=($(compgen -f -- "$cur")); else COMPREPLY+=($(compgen -f -X '!*.[oO][nN][nN][xX]' -- "$cur")); fi
+    if [[ $sub == compare || $sub == calibrate ]]; then COMPREPLY+=($(compgen -f -- "$cur")); else COMPREPLY+=($(compgen -f -X '!*.[oO][nN][nN][xX]' -- "$cur")); fi
   fi
   return 0
 }

@@ -45,6 +45,7 @@ struct Rule {
   ExprPtr when;                  // optional applicability condition
   ExprPtr require;               // the constraint
   TemplatePtr message;           // filled with the node's facts
+  std::string message_text;      // the template as written (calibrate re-emits a rule it overrides)
   Severity severity = Severity::Error;
   std::string effect;            // cpu_fallback | compile_error | perf_warning | advice
   std::string cpu_node;          // what the toolchain emits on fallback, e.g. hbtl_call_native_Conv

@@ -21,6 +21,17 @@ std::vector<std::string> readable_facts(const NodeFacts& node, const Platform& p
 // spelled as rules spell dtypes (int16, float32); "" when it names none.
 std::string reason_dtype(const std::string& reason);
 
+// Pieces of rule files written for the user (stubs, calibrate's file):
+// a YAML double-quoted scalar holding `s` exactly; "GlobalAveragePool" ->
+// "global-average-pool"; an op type as a YAML flow item; the log's tool
+// versions and march ("hb_mapper 1.18.2, march bernoulli2"; "" for none);
+// text from a model or a log inside a YAML comment (one line, valid UTF-8).
+std::string comment_text(const std::string& s);
+std::string yaml_quote(const std::string& s);
+std::string kebab(const std::string& s);
+std::string op_item(const std::string& op);
+std::string versions_text(const CompileLog* log);
+
 struct StubInput {
   const NodeFacts* node = nullptr;
   const Platform* platform = nullptr;

@@ -15,6 +15,7 @@
 #include "bpulint/builtin_rules.h"
 #include "bpulint/embedded_rules.h"
 #include "bpulint/config.h"
+#include "calibrate_run.h"
 #include "compare_run.h"
 #include "bpulint/fix_catalog.h"
 #include "bpulint/hb_config.h"
@@ -308,6 +309,19 @@ int run_cli(int argc, char** argv) {
   compare_cmd->add_option("--rules-dir", compare.rules_dir, "Rule folder");
   compare_cmd->add_option("--rules", compare.extra_rules, "Extra rule files or folders extending the database (repeatable)")
       ->allow_extra_args(false);
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate", "Write a rule file that makes compare agree with your compiler's logs (MODEL LOG pairs)");
+  CalibrateOptions calibrate;
+  std::vector<std::string> calibrate_shapes;
+  calibrate_cmd->add_option("pairs", calibrate.pairs, "MODEL LOG [MODEL LOG ...]: each model and its compile log")
+      ->required();
+  calibrate_cmd->add_option("-o,--output", calibrate.output, "The rule file to write (extends the platform)")->required();
+  calibrate_cmd->add_option("-p,--platform", calibrate.platform, "Platform name, march or alias (default: the logs' march)");
+  calibrate_cmd->add_option("--input-shape", calibrate_shapes, "Pin a dynamic input: NAME=1x3x224x224 (repeatable)")
+      ->allow_extra_args(false);
+  calibrate_cmd->add_option("--rules-dir", calibrate.rules_dir, "Rule folder");
+  calibrate_cmd->add_option("--rules", calibrate.extra_rules, "Your rule files or folders, calibrated on top of (repeatable)")
+      ->allow_extra_args(false);
   app.require_subcommand(0, 1);
 
   try {
@@ -331,6 +345,16 @@ int run_cli(int argc, char** argv) {
       }
     }
     return run_compare(compare);
+  }
+  if (*calibrate_cmd) {
+    for (const auto& spec : calibrate_shapes) {
+      std::string error;
+      if (!parse_input_shape(spec, calibrate.facts, error)) {
+        std::cerr << "bpu-lint: " << printable_text(error) << "\n";
+        return kExitError;
+      }
+    }
+    return run_calibrate(calibrate);
   }
   if (*platforms_cmd || *explain_cmd || *rules_cmd) {
     RuleDatabase db;

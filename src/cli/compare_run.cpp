@@ -22,28 +22,33 @@ std::string known_platforms(const RuleDatabase& db) {
   return join(names);
 }
 
+}  // namespace
+
 // --platform wins; else the one march the log prints.
-const Platform* choose_platform(const CompareOptions& o, const RuleDatabase& db, const CompileLog& log) {
-  if (!o.platform.empty()) {
-    const Platform* p = db.find(o.platform);
-    if (p == nullptr) fail("bpu-lint", "unknown platform '" + o.platform + "' (known: " + known_platforms(db) + ")");
+const Platform* log_platform(const std::string& platform, const std::string& log_path, const RuleDatabase& db,
+                             const CompileLog& log) {
+  if (!platform.empty()) {
+    const Platform* p = db.find(platform);
+    if (p == nullptr) fail("bpu-lint", "unknown platform '" + platform + "' (known: " + known_platforms(db) + ")");
     return p;
   }
   if (log.marches.empty()) {
-    fail(o.log, "the log prints no march; choose the platform with --platform");
+    fail(log_path, "the log prints no march; choose the platform with --platform");
     return nullptr;
   }
   if (log.marches.size() > 1) {
-    fail(o.log, "the log names several marches (" + join(log.marches) + "); choose one with --platform");
+    fail(log_path, "the log names several marches (" + join(log.marches) + "); choose one with --platform");
     return nullptr;
   }
   const Platform* p = db.find(log.marches.front());
   if (p == nullptr) {
-    fail(o.log, "the log's march '" + log.marches.front() + "' is not in the rule database (known: " +
+    fail(log_path, "the log's march '" + log.marches.front() + "' is not in the rule database (known: " +
                     known_platforms(db) + "); choose a platform with --platform");
   }
   return p;
 }
+
+namespace {
 
 int compare(const CompareOptions& o) {
   RuleDatabase db;
@@ -55,7 +60,7 @@ int compare(const CompareOptions& o) {
   }
   CompileLog log;
   if (!read_compile_log(o.log, log, error)) return fail(o.log, error);
-  const Platform* platform = choose_platform(o, db, log);
+  const Platform* platform = log_platform(o.platform, o.log, db, log);
   if (platform == nullptr) return kExitError;
   const ModelReport report = lint_model(o.model, *platform, o.facts, FixPlanning::Later);
   if (!report.ok) return fail(o.model, report.error);

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "bpulint/compile_log.h"
 #include "bpulint/facts.h"
+#include "bpulint/rule_db.h"
 
 namespace bpulint {
 
@@ -23,5 +25,10 @@ struct CompareOptions {
 // 0 when every matched node agrees, 1 otherwise, 2 when the model, the log,
 // the rule files or the platform cannot be used (one line on stderr).
 int run_compare(const CompareOptions& options);
+
+// The platform a log is judged on: `platform` (a name, march or alias) when
+// given, else the one march the log prints. nullptr after printing why not.
+const Platform* log_platform(const std::string& platform, const std::string& log_path, const RuleDatabase& db,
+                             const CompileLog& log);
 
 }  // namespace bpulint

@@ -11,6 +11,38 @@
 namespace bpulint {
 namespace {
 
+std::string tensor_text(const Value& t) {
+  const Value* present = t.field("present");
+  if (present != nullptr && present->kind() == Value::Kind::Bool && !present->as_bool()) return "(omitted)";
+  const Value* dtype = t.field("dtype");
+  const Value* shape = t.field("shape");
+  const Value* is_const = t.field("const");
+  std::string out = dtype != nullptr && dtype->kind() == Value::Kind::String ? dtype->as_string() : "?";
+  out += " " + (shape != nullptr ? shape->to_string() : std::string("?"));
+  if (is_const != nullptr && is_const->kind() == Value::Kind::Bool && is_const->as_bool()) out += " (constant)";
+  return out;
+}
+
+// The input or output a reason line names ("The input0 of Node(...)"): {"input", 0}.
+bool reason_port(const std::string& reason, std::string& port, int& index) {
+  for (const char* which : {"input", "output"}) {
+    const std::string key = std::string("The ") + which;
+    const size_t at = reason.find(key);
+    if (at == std::string::npos) continue;
+    size_t i = at + key.size();
+    if (i < reason.size() && reason[i] == ' ') ++i;  // "input 0" as well as "input0"
+    const size_t digits = i;
+    while (i < reason.size() && i - digits < 3 && std::isdigit(static_cast<unsigned char>(reason[i])) != 0) ++i;
+    if (i == digits) continue;
+    port = which;
+    index = std::stoi(reason.substr(digits, i - digits));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 // Text from a model or a log inside a YAML comment: one line, valid UTF-8.
 std::string comment_text(const std::string& s) {
   std::string out;
@@ -55,43 +87,6 @@ std::string kebab(const std::string& s) {
   return out.empty() ? "node" : out;
 }
 
-// An op type as a YAML flow item: bare when it is an identifier, as rules/*.yaml write them.
-std::string op_item(const std::string& op) {
-  const bool bare = !op.empty() && std::isalpha(static_cast<unsigned char>(op[0])) != 0 &&
-                    std::all_of(op.begin(), op.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
-  return bare ? op : yaml_quote(op);
-}
-
-std::string tensor_text(const Value& t) {
-  const Value* present = t.field("present");
-  if (present != nullptr && present->kind() == Value::Kind::Bool && !present->as_bool()) return "(omitted)";
-  const Value* dtype = t.field("dtype");
-  const Value* shape = t.field("shape");
-  const Value* is_const = t.field("const");
-  std::string out = dtype != nullptr && dtype->kind() == Value::Kind::String ? dtype->as_string() : "?";
-  out += " " + (shape != nullptr ? shape->to_string() : std::string("?"));
-  if (is_const != nullptr && is_const->kind() == Value::Kind::Bool && is_const->as_bool()) out += " (constant)";
-  return out;
-}
-
-// The input or output a reason line names ("The input0 of Node(...)"): {"input", 0}.
-bool reason_port(const std::string& reason, std::string& port, int& index) {
-  for (const char* which : {"input", "output"}) {
-    const std::string key = std::string("The ") + which;
-    const size_t at = reason.find(key);
-    if (at == std::string::npos) continue;
-    size_t i = at + key.size();
-    if (i < reason.size() && reason[i] == ' ') ++i;  // "input 0" as well as "input0"
-    const size_t digits = i;
-    while (i < reason.size() && i - digits < 3 && std::isdigit(static_cast<unsigned char>(reason[i])) != 0) ++i;
-    if (i == digits) continue;
-    port = which;
-    index = std::stoi(reason.substr(digits, i - digits));
-    return true;
-  }
-  return false;
-}
-
 std::string versions_text(const CompileLog* log) {
   if (log == nullptr) return "";
   std::string out;
@@ -100,7 +95,12 @@ std::string versions_text(const CompileLog* log) {
   return out;
 }
 
-}  // namespace
+// An op type as a YAML flow item: bare when it is an identifier, as rules/*.yaml write them.
+std::string op_item(const std::string& op) {
+  const bool bare = !op.empty() && std::isalpha(static_cast<unsigned char>(op[0])) != 0 &&
+                    std::all_of(op.begin(), op.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
+  return bare ? op : yaml_quote(op);
+}
 
 std::vector<std::string> readable_facts(const NodeFacts& node, const Platform& platform) {
   const std::string cls = node.domain.empty() ? op_class_name(platform.effective_class(node.op_type)) : "unknown";

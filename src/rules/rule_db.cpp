@@ -221,6 +221,7 @@ Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
   if (node["message"]) {
     step([&] {
       r.message = reader.message(node["message"]);
+      r.message_text = reader.scalar(node["message"], "message");
       if (facts_known) check_identifiers(reader, node["message"], free_identifiers(*r.message), allowed, "this rule");
     });
   }
