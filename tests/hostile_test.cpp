@@ -118,12 +118,20 @@ void check_invalid(const std::string& path, const std::string& reason) {
   CHECK(r.error.find('\n') == std::string::npos);
 }
 
-// A failed lint says what went wrong, on one line; a successful one has facts.
+// A failed lint says what went wrong (unreadable or invalid), on one line; a
+// successful one has facts for every node of the graph and findings that point
+// at a rule and at one of those nodes (the renderers index facts.nodes by them).
 void check_clean_outcome(const ModelReport& r) {
   if (r.ok) {
-    CHECK(r.loaded != nullptr);
+    CHECK(r.facts.nodes.size() >= static_cast<size_t>(r.loaded->model->graph().node_size()));
+    for (const auto& d : r.diagnostics) {
+      CHECK(d.rule != nullptr);
+      CHECK(d.node >= -1);
+      CHECK(d.node < static_cast<long>(r.facts.nodes.size()));
+    }
   } else {
-    CHECK_FALSE(r.error.empty());
+    INFO(r.error);
+    CHECK((r.error.rfind("not an ONNX model: ", 0) == 0 || r.error.rfind("invalid ONNX model: ", 0) == 0));
     CHECK(r.error.find('\n') == std::string::npos);
   }
 }
