@@ -265,20 +265,42 @@ TEST_CASE("hostile: a ConvTranspose3d without outputs is refused as invalid, and
   INFO(r.error);
   REQUIRE(r.ok);
   CHECK(has(failed_rules(r), "BPU1101"));
-  for (const auto& plan : r.fix_plans) {
-    for (const auto& o : plan.options) CHECK_FALSE(o.applicable);
+  // The failing layer is planned (not skipped), and every fix is refused for the missing output.
+  const std::string no_params = "the node has no weight input or no output";
+  REQUIRE(r.fix_plans.size() == 1);
+  REQUIRE_FALSE(r.fix_plans[0].options.empty());
+  for (const auto& o : r.fix_plans[0].options) {
+    INFO(o.id);
+    CHECK_FALSE(o.applicable);
+    CHECK(o.why_not == no_params);
   }
   const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("noout.fixed.onnx"));
   CHECK_FALSE(run.written);
+  CHECK_FALSE(std::filesystem::exists(dir.path("noout.fixed.onnx")));
+  REQUIRE(run.results.size() == 1);
+  CHECK_FALSE(run.results[0].applied);
+  CHECK(run.results[0].reason.find(no_params) != std::string::npos);
   // And a ConvTranspose3d with only its X input (no weight) is not plannable either.
   onnx::ModelProto m2 = ct3d_model({});
   m2.mutable_graph()->mutable_node(0)->mutable_input()->RemoveLast();
   check_invalid(save_model(dir, "noweight.onnx", m2), "input size 1");
   const ModelReport r2 = lint_unchecked(dir.path("noweight.onnx"));
+  INFO(r2.error);
   REQUIRE(r2.ok);
-  for (const auto& plan : r2.fix_plans) {
-    for (const auto& o : plan.options) CHECK_FALSE(o.applicable);
+  CHECK(has(failed_rules(r2), "BPU1101"));
+  REQUIRE(r2.fix_plans.size() == 1);
+  REQUIRE_FALSE(r2.fix_plans[0].options.empty());
+  for (const auto& o : r2.fix_plans[0].options) {
+    INFO(o.id);
+    CHECK_FALSE(o.applicable);
+    CHECK(o.why_not == no_params);
   }
+  const FixRun run2 = apply_fixes(r2, r2.fix_plans, "auto", dir.path("noweight.fixed.onnx"));
+  CHECK_FALSE(run2.written);
+  CHECK_FALSE(std::filesystem::exists(dir.path("noweight.fixed.onnx")));
+  REQUIRE(run2.results.size() == 1);
+  CHECK_FALSE(run2.results[0].applied);
+  CHECK(run2.results[0].reason.find(no_params) != std::string::npos);
 }
 
 TEST_CASE("hostile: two nodes feeding each other (a cycle) are refused, and the engine below copes in bounded time") {
