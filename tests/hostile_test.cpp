@@ -325,7 +325,10 @@ TEST_CASE("hostile: two nodes feeding each other (a cycle) are refused, and the 
   const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("cycle.fixed.onnx"));
   CHECK_FALSE(run.written);
   CHECK_FALSE(std::filesystem::exists(dir.path("cycle.fixed.onnx")));
-  for (const auto& res : run.results) CHECK((res.applied || !res.reason.empty()));
+  // The one failing layer gets one result: not applied, and why (its input shape is not known).
+  REQUIRE(run.results.size() == 1);
+  CHECK_FALSE(run.results[0].applied);
+  CHECK(run.results[0].reason.rfind("no fix applies: ", 0) == 0);
   CHECK(seconds_since(t0) < kBoundSeconds);
 }
 
