@@ -14,7 +14,9 @@
 //     trip is a CPU row tied to a node; an ambiguous cut name is unmatched;
 //   - shape reasons ("can not get nhwc info from shape: [...]") have 1 to 8 dims;
 //   - the JSON is valid; every stub either loads as a user rule file or is
-//     refused for its FILL_IN placeholder only.
+//     refused for its FILL_IN placeholder only;
+//   - calibrate's rule file (src/compare/calibrate.cpp) always loads, and the
+//     same comparison gives the same bytes; its leftovers are clean lines.
 #include <onnx/onnx_pb.h>
 
 #include <cstddef>
@@ -26,6 +28,7 @@
 #include <sstream>
 #include <string>
 
+#include "bpulint/calibrate.h"
 #include "bpulint/compare.h"
 #include "bpulint/compile_log.h"
 #include "bpulint/json_writer.h"
@@ -151,6 +154,16 @@ void check_comparison(const CompileLog& log, const char* platform_name) {
   FUZZ_CHECK(fuzz::json_valid(json, &why), "compare_json produced invalid JSON: " + why);
   std::ostringstream text;
   render_compare_text(text, view);
+  const std::vector<CalibrationPair> pairs = {{"model.onnx", "fuzz.log", &report, &log, &c}};
+  const Calibration cal = calibrate(platform, pairs, "bpu-lint calibrate model.onnx fuzz.log -o cal.yaml");
+  {
+    RuleDatabase db = fuzz::builtin_db();
+    std::string error;
+    FUZZ_CHECK(extend_rule_database(db, {{"cal.yaml", cal.yaml}}, error), "calibrated file refused: " + error + "\n" + cal.yaml);
+    FUZZ_CHECK(calibrate(platform, pairs, "bpu-lint calibrate model.onnx fuzz.log -o cal.yaml").yaml == cal.yaml,
+               "calibrate is not deterministic");
+    for (const auto& l : cal.leftovers) FUZZ_CHECK(one_clean_line(l), "leftover is not one clean line: " + l);
+  }
   for (const auto& stub : view.stubs) {
     RuleDatabase db = fuzz::builtin_db();
     std::string error;
