@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -22,7 +23,14 @@ namespace {
 
 struct Case {
   std::string file, rule, name, platform, expect, model;
+  std::string node;  // expect fire: the one node it fires on (its display name; "(model)" for a model rule)
 };
+
+// BPULINT_RULE_CASES=<file>: only that fixture file (ctest runs one test per file).
+bool selected(const std::string& file) {
+  const char* only = std::getenv("BPULINT_RULE_CASES");
+  return only == nullptr || *only == '\0' || std::filesystem::path(file).filename() == std::filesystem::path(only).filename();
+}
 
 std::vector<Case> load_cases() {
   std::vector<Case> cases;
@@ -39,7 +47,8 @@ std::vector<Case> load_cases() {
     REQUIRE_MESSAGE(std::filesystem::path(f).stem() == rule, f << ": the file must be named after its rule");
     for (const auto& c : root["cases"]) {
       cases.push_back({f, rule, c["name"].as<std::string>(), c["platform"].as<std::string>(),
-                       c["expect"].as<std::string>(), c["model"].as<std::string>()});
+                       c["expect"].as<std::string>(), c["model"].as<std::string>(),
+                       c["node"] ? c["node"].as<std::string>() : std::string()});
     }
   }
   return cases;
@@ -47,24 +56,41 @@ std::vector<Case> load_cases() {
 
 }  // namespace
 
+// Closed world, as clang-tidy's CHECK-MESSAGES: a case that fires names its
+// node, and the rule fails there and nowhere else in the model.
 TEST_CASE("every rule case gives its expected verdict") {
   const auto cases = load_cases();
+  size_t run = 0;
   for (const auto& c : cases) {
+    if (!selected(c.file)) continue;
+    ++run;
     INFO(c.file << ": " << c.name << " (" << c.platform << ", expect " << c.expect << ")");
     REQUIRE(database().find(c.platform) != nullptr);
     const ModelReport r = lint_text(c.model, c.platform);
-    bool failed = false, unknown = false, any = false;
+    bool unknown = false, any = false;
+    std::vector<std::string> failed_on;
     for (const auto& d : r.diagnostics) {
       if (d.rule->id != c.rule) continue;
       any = true;
-      failed = failed || d.outcome == Outcome::Fail;
+      if (d.outcome == Outcome::Fail) {
+        failed_on.push_back(d.node < 0 ? std::string("(model)") : std::string(r.facts.nodes[static_cast<size_t>(d.node)].display_name));
+      }
       unknown = unknown || d.outcome == Outcome::Unknown;
     }
-    if (c.expect == "fire") CHECK(failed);
-    else if (c.expect == "quiet") CHECK_FALSE(any);
-    else if (c.expect == "unknown") CHECK((unknown && !failed));
-    else FAIL("expect must be fire, quiet or unknown");
+    if (c.expect == "fire") {
+      INFO("a fire case names the node it fires on (`node:`), and fires there only");
+      CHECK_FALSE(c.node.empty());
+      CHECK(failed_on == std::vector<std::string>{c.node});
+    } else if (c.expect == "quiet") {
+      CHECK_FALSE(any);
+    } else if (c.expect == "unknown") {
+      CHECK((unknown && failed_on.empty()));
+    } else {
+      FAIL("expect must be fire, quiet or unknown");
+    }
+    if (c.expect != "fire") CHECK(c.node.empty());
   }
+  CHECK(run > 0);  // a file name that selects nothing is a mistake, not a pass
 }
 
 TEST_CASE("every rule has cases that fire and cases that stay quiet") {
