@@ -19,6 +19,11 @@ constexpr const char* kDefaultPlatform = "j6p";
 enum class Status { Verified, Derived, Inferred };
 const char* status_name(Status s);
 
+// What failing a rule means for the node (the `effect:` of a rule file).
+enum class Effect { CpuFallback, CompileError, PerfWarning, Advice };
+const char* effect_name(Effect e);  // cpu_fallback | compile_error | perf_warning | advice
+bool parse_effect(const std::string& text, Effect* out);
+
 // Where the toolchain puts an op on this platform before any rule is checked.
 // Lowered ops become another op (Gemm -> Conv) and run where that op runs;
 // Unknown records that nobody knows yet (reported as "cannot verify").
@@ -47,7 +52,7 @@ struct Rule {
   TemplatePtr message;           // filled with the node's facts
   std::string message_text;      // the template as written (calibrate re-emits a rule it overrides)
   Severity severity = Severity::Error;
-  std::string effect;            // cpu_fallback | compile_error | perf_warning | advice
+  Effect effect = Effect::CpuFallback;
   std::string cpu_node;          // what the toolchain emits on fallback, e.g. hbtl_call_native_Conv
   std::string source;
   Status status = Status::Verified;

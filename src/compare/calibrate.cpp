@@ -394,7 +394,7 @@ Calibration calibrate(const Platform& platform, const std::vector<CalibrationPai
     r.when = rule.when ? "(" + expr_text(*rule.when) + ") and not (" + cond + ")" : "not (" + cond + ")";
     r.require = expr_text(*rule.require);
     r.severity = severity_name(rule.severity);
-    r.effect = rule.effect;
+    r.effect = effect_name(rule.effect);
     r.cpu_node = rule.cpu_node;
     r.message = rule.message_text;
     r.status = status_name(rule.status);

@@ -364,7 +364,7 @@ Comparison compare_placement(const ModelReport& report, const CompileLog& log) {
         }
         for (const auto& d : report.diagnostics) {
           if (d.node == n && d.outcome == Outcome::Fail && d.severity == Severity::Error &&
-              (d.rule->effect == "cpu_fallback" || d.rule->effect == "compile_error")) {
+              (d.rule->effect == Effect::CpuFallback || d.rule->effect == Effect::CompileError)) {
             nc.placed_by.push_back(&d);
           }
         }

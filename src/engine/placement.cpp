@@ -50,8 +50,8 @@ std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& plat
   for (const auto& d : diagnostics) {
     if (d.node < 0 || d.outcome != Outcome::Fail || d.severity != Severity::Error) continue;
     Placement& p = out[static_cast<size_t>(d.node)];
-    if (d.rule->effect == "compile_error") p = Placement::NoCompile;
-    else if (d.rule->effect == "cpu_fallback" && p != Placement::NoCompile) p = Placement::Cpu;
+    if (d.rule->effect == Effect::CompileError) p = Placement::NoCompile;
+    else if (d.rule->effect == Effect::CpuFallback && p != Placement::NoCompile) p = Placement::Cpu;
   }
   return out;
 }

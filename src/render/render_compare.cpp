@@ -212,7 +212,7 @@ std::string compare_json(const CompareView& v) {
     w.key("rules").begin_array();
     for (const Diagnostic* d : n.placed_by) {
       w.begin_object();
-      w.member("id", d->rule->id).member("name", d->rule->name).member("effect", d->rule->effect);
+      w.member("id", d->rule->id).member("name", d->rule->name).member("effect", effect_name(d->rule->effect));
       w.member("defined_at", d->rule->defined_at.str()).member("message", d->message);
       w.end_object();
     }

@@ -19,6 +19,7 @@
 #include <map>
 #include <tuple>
 
+#include "bpulint/exit_codes.h"
 #include "bpulint/finding_groups.h"
 #include "bpulint/render_machine.h"
 #include "bpulint/rule_docs.h"
@@ -268,7 +269,7 @@ struct Builder {
       w.key("defaultConfiguration").begin_object().member("level", severity_name(r.severity)).end_object();
       w.key("properties").begin_object();
       w.member("platform", run.platform != nullptr ? run.platform->name : std::string());
-      w.member("status", status_name(r.status)).member("source", r.source).member("effect", r.effect);
+      w.member("status", status_name(r.status)).member("source", r.source).member("effect", effect_name(r.effect));
       if (!r.ref.empty()) w.member("ref", r.ref);
       w.key("tags").begin_array().value("bpu");
       if (run.platform != nullptr && run.platform->name != "bpu") w.value(run.platform->name);
@@ -282,10 +283,10 @@ struct Builder {
 
   void write_invocations(JsonWriter& w) {
     w.key("invocations").begin_array().begin_object();
-    w.member("executionSuccessful", run.exit_code != 2).member("exitCode", run.exit_code);
-    const char* description = run.exit_code == 0   ? "No error-level findings."
-                              : run.exit_code == 1 ? "Error-level findings."
-                              : run.exit_code == 2 ? "Usage error, unreadable or invalid model, or invalid rule file."
+    w.member("executionSuccessful", run.exit_code != kExitError).member("exitCode", run.exit_code);
+    const char* description = run.exit_code == kExitClean      ? "No error-level findings."
+                              : run.exit_code == kExitFindings ? "Error-level findings."
+                              : run.exit_code == kExitError    ? "Usage error, unreadable or invalid model, or invalid rule file."
                                                    : "";
     if (*description != '\0') w.member("exitCodeDescription", description);
     bool any_override = false;

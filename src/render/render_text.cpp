@@ -157,7 +157,7 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
     if (!d.facts.empty()) out << "    facts: " << printable_text(facts_text(d.facts)) << "\n";
     if (d.outcome == Outcome::Fail && !d.rule->builtin) {
       out << "    rule " << d.rule->name << " (" << status_name(d.rule->status) << ", " << platform.name << ")";
-      if (d.rule->effect == "cpu_fallback" && d.severity == Severity::Error) {
+      if (d.rule->effect == Effect::CpuFallback && d.severity == Severity::Error) {
         out << "; on the CPU" << (d.rule->cpu_node.empty() ? "" : " as " + d.rule->cpu_node);
       }
       out << "\n";

@@ -149,7 +149,7 @@ std::string rules_json(const Platform& p) {
     else w.member_null("when");
     if (r->require) w.member("require", expr_text(*r->require));
     else w.member_null("require");
-    w.member("severity", severity_name(r->severity)).member("effect", r->effect).member("status", status_name(r->status));
+    w.member("severity", severity_name(r->severity)).member("effect", effect_name(r->effect)).member("status", status_name(r->status));
     w.member("source", r->source).member("ref", r->ref).member("builtin", r->builtin);
     w.key("fixes").begin_array();
     for (const auto& f : r->fixes) w.value(f);
@@ -180,7 +180,7 @@ std::vector<RuleCardField> rule_card(const Rule& r, const std::vector<std::strin
   text("applies to", applies);
   if (r.when) code("when", expr_text(*r.when));
   if (r.require) code("require", expr_text(*r.require));
-  text("severity", std::string(severity_name(r.severity)) + " (" + r.effect + ")");
+  text("severity", std::string(severity_name(r.severity)) + " (" + effect_name(r.effect) + ")");
   if (!r.cpu_node.empty()) code("on the CPU as", r.cpu_node);
   text("status", status_name(r.status));
   text("source", r.source);

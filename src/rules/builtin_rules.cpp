@@ -3,7 +3,7 @@
 namespace bpulint {
 namespace {
 
-Rule make(const char* id, const char* name, Severity severity, const char* effect, const char* summary,
+Rule make(const char* id, const char* name, Severity severity, Effect effect, const char* summary,
           const char* description) {
   Rule r;
   r.id = id;
@@ -24,22 +24,22 @@ Rule make(const char* id, const char* name, Severity severity, const char* effec
 
 const std::vector<Rule>& builtin_rules() {
   static const std::vector<Rule> rules = {
-      make(builtin::kOpNotInDatabase, "op-not-in-database", Severity::Note, "advice",
+      make(builtin::kOpNotInDatabase, "op-not-in-database", Severity::Note, Effect::Advice,
            "The op is not classified for this platform, so its placement cannot be verified.",
            "The rule database lists which ops the platform's BPU runs, which the toolchain folds away and which "
            "always run on the CPU. An op in none of these lists (including custom-domain ops and calls to "
            "model-local functions) is reported as unknown rather than assumed to be supported. Add it to the "
            "platform's `ops:` classes once its placement is known."),
-      make(builtin::kOpRunsOnCpu, "op-runs-on-cpu", Severity::Error, "cpu_fallback",
+      make(builtin::kOpRunsOnCpu, "op-runs-on-cpu", Severity::Error, Effect::CpuFallback,
            "The platform has no BPU implementation of this op; the toolchain runs it on the CPU.",
            "The op is classified `cpu` for this platform: whatever its attributes, the toolchain places it on "
            "the CPU (an `hbtl.call` node in the compiled model), which costs a BPU<->CPU round trip."),
-      make(builtin::kModelNote, "model-not-fully-analysed", Severity::Note, "advice",
+      make(builtin::kModelNote, "model-not-fully-analysed", Severity::Note, Effect::Advice,
            "Part of the model could not be analysed (newer opset, failed shape inference, model-local functions).",
            "bpu-lint keeps linting when the ONNX library cannot infer shapes or knows an op only in a newer "
            "opset, but every fact that depends on that analysis becomes unknown. This note says what was not "
            "analysed so that a clean result is not mistaken for a verified one."),
-      make(builtin::kUnverifiedRoot, "unverified-downstream", Severity::Note, "advice",
+      make(builtin::kUnverifiedRoot, "unverified-downstream", Severity::Note, Effect::Advice,
            "Rule checks downstream of this point cannot be verified: a fact they need is unknown from here on.",
            "When a shape or value is unknown, every rule that reads it downstream ends in \"cannot verify\". "
            "Rather than one note per check, bpu-lint reports the place where the knowledge stops (a graph input "
@@ -47,7 +47,7 @@ const std::vector<Rule>& builtin_rules() {
            "infer, an output shape that depends on runtime values) once, with the number of checks it blocks "
            "and how to resolve it. `--show-unverified` lists the individual checks as well; the JSON summary "
            "counts them as `unverified`."),
-      make(builtin::kSiblingLimit, "limit-known-for-sibling-chip", Severity::Note, "advice",
+      make(builtin::kSiblingLimit, "limit-known-for-sibling-chip", Severity::Note, Effect::Advice,
            "The op's limit is published for a sibling chip only; on this chip it cannot be verified.",
            "Chips of one family (the Nash marches J6P, J6E, J6M share hbdk4) often have a limit published for "
            "one of them only: J6P's 3-D ConvTranspose range comes from a J6P case study. On a sibling without "

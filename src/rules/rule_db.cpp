@@ -44,6 +44,26 @@ const char* status_name(Status s) {
   return "inferred";
 }
 
+const char* effect_name(Effect e) {
+  switch (e) {
+    case Effect::CpuFallback: return "cpu_fallback";
+    case Effect::CompileError: return "compile_error";
+    case Effect::PerfWarning: return "perf_warning";
+    case Effect::Advice: return "advice";
+  }
+  return "advice";
+}
+
+bool parse_effect(const std::string& text, Effect* out) {
+  for (Effect e : {Effect::CpuFallback, Effect::CompileError, Effect::PerfWarning, Effect::Advice}) {
+    if (text == effect_name(e)) {
+      *out = e;
+      return true;
+    }
+  }
+  return false;
+}
+
 const char* op_class_name(OpClass c) {
   switch (c) {
     case OpClass::Bpu: return "bpu";
@@ -169,9 +189,8 @@ Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
     }
   });
   step([&] {
-    r.effect = node["effect"] ? reader.scalar(node["effect"], "effect") : "cpu_fallback";
-    static const std::set<std::string> kEffects = {"cpu_fallback", "compile_error", "perf_warning", "advice"};
-    if (kEffects.count(r.effect) == 0) {
+    r.effect = Effect::CpuFallback;
+    if (node["effect"] && !parse_effect(reader.scalar(node["effect"], "effect"), &r.effect)) {
       reader.fail(node["effect"], "effect must be cpu_fallback, compile_error, perf_warning or advice");
     }
   });
