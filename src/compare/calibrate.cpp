@@ -352,7 +352,9 @@ Calibration calibrate(const Platform& platform, const std::vector<CalibrationPai
       rule_of[d->rule->id] = d->rule;
     }
   }
-  for (const auto& [id, wrong] : wrong_by_rule) {
+  for (const auto& entry : wrong_by_rule) {
+    const std::string& id = entry.first;  // not a structured binding: lambdas capture it (clang 14)
+    const std::vector<const Sample*>& wrong = entry.second;
     const Rule& rule = *rule_of[id];
     const bool own = std::any_of(platform.rules.begin(), platform.rules.end(), [&](const Rule& r) { return r.id == id; });
     if (rule.builtin || rule.scope != RuleScope::Node || !own || rule.message_text.empty()) {
