@@ -256,6 +256,29 @@ TEST_CASE("hostile: random bytes, bare and behind a plausible ModelProto header"
 // ConvTranspose3d that breaks BPU1101 but has no output made plan_fixes read
 // node.outputs[0] of an empty vector (src/fix/fixes.cpp:39, replacement_violations), and
 // build_rewrite reads in.node->output(0) (src/fix/convtranspose3d_rewrite.cpp:236).
+namespace {
+
+// One plan for the layer, every option refused for its missing weight or
+// output, and apply_fixes writes nothing.
+void check_refused_for_missing_params(const ModelReport& r, const std::string& out) {
+  const std::string no_params = "the node has no weight input or no output";
+  REQUIRE(r.fix_plans.size() == 1);
+  REQUIRE_FALSE(r.fix_plans[0].options.empty());
+  for (const auto& o : r.fix_plans[0].options) {
+    INFO(o.id);
+    CHECK_FALSE(o.applicable);
+    CHECK(o.why_not == no_params);
+  }
+  const FixRun run = apply_fixes(r, r.fix_plans, "auto", out);
+  CHECK_FALSE(run.written);
+  CHECK_FALSE(std::filesystem::exists(out));
+  REQUIRE(run.results.size() == 1);
+  CHECK_FALSE(run.results[0].applied);
+  CHECK(run.results[0].reason.find(no_params) != std::string::npos);
+}
+
+}  // namespace
+
 TEST_CASE("hostile: a ConvTranspose3d without outputs is refused as invalid, and the engine below copes") {
   TempDir dir;
   onnx::ModelProto m = ct3d_model({});
@@ -266,20 +289,7 @@ TEST_CASE("hostile: a ConvTranspose3d without outputs is refused as invalid, and
   REQUIRE(r.ok);
   CHECK(has(failed_rules(r), "BPU1101"));
   // The failing layer is planned (not skipped), and every fix is refused for the missing output.
-  const std::string no_params = "the node has no weight input or no output";
-  REQUIRE(r.fix_plans.size() == 1);
-  REQUIRE_FALSE(r.fix_plans[0].options.empty());
-  for (const auto& o : r.fix_plans[0].options) {
-    INFO(o.id);
-    CHECK_FALSE(o.applicable);
-    CHECK(o.why_not == no_params);
-  }
-  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("noout.fixed.onnx"));
-  CHECK_FALSE(run.written);
-  CHECK_FALSE(std::filesystem::exists(dir.path("noout.fixed.onnx")));
-  REQUIRE(run.results.size() == 1);
-  CHECK_FALSE(run.results[0].applied);
-  CHECK(run.results[0].reason.find(no_params) != std::string::npos);
+  check_refused_for_missing_params(r, dir.path("noout.fixed.onnx"));
   // And a ConvTranspose3d with only its X input (no weight) is not plannable either.
   onnx::ModelProto m2 = ct3d_model({});
   m2.mutable_graph()->mutable_node(0)->mutable_input()->RemoveLast();
@@ -288,19 +298,7 @@ TEST_CASE("hostile: a ConvTranspose3d without outputs is refused as invalid, and
   INFO(r2.error);
   REQUIRE(r2.ok);
   CHECK(has(failed_rules(r2), "BPU1101"));
-  REQUIRE(r2.fix_plans.size() == 1);
-  REQUIRE_FALSE(r2.fix_plans[0].options.empty());
-  for (const auto& o : r2.fix_plans[0].options) {
-    INFO(o.id);
-    CHECK_FALSE(o.applicable);
-    CHECK(o.why_not == no_params);
-  }
-  const FixRun run2 = apply_fixes(r2, r2.fix_plans, "auto", dir.path("noweight.fixed.onnx"));
-  CHECK_FALSE(run2.written);
-  CHECK_FALSE(std::filesystem::exists(dir.path("noweight.fixed.onnx")));
-  REQUIRE(run2.results.size() == 1);
-  CHECK_FALSE(run2.results[0].applied);
-  CHECK(run2.results[0].reason.find(no_params) != std::string::npos);
+  check_refused_for_missing_params(r2, dir.path("noweight.fixed.onnx"));
 }
 
 TEST_CASE("hostile: two nodes feeding each other (a cycle) are refused, and the engine below copes in bounded time") {
