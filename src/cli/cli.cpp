@@ -61,6 +61,18 @@ bool parse_input_shape(const std::string& spec, FactOptions& options, std::strin
   return true;
 }
 
+// Every --input-shape of a command, or the first one's error on stderr.
+bool parse_input_shapes(const std::vector<std::string>& specs, FactOptions& options) {
+  for (const auto& spec : specs) {
+    std::string error;
+    if (!parse_input_shape(spec, options, error)) {
+      std::cerr << "bpu-lint: " << printable_text(error) << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 bool load_db(const std::string& rules_dir, RuleDatabase& db) {
   std::string error;
   if (!load_default_rule_database(rules_dir, db, error)) {
@@ -337,24 +349,10 @@ int run_cli(int argc, char** argv) {
 
   if (*validate_cmd) return cmd_validate(validate_files);
   if (*compare_cmd) {
-    for (const auto& spec : compare_shapes) {
-      std::string error;
-      if (!parse_input_shape(spec, compare.facts, error)) {
-        std::cerr << "bpu-lint: " << printable_text(error) << "\n";
-        return kExitError;
-      }
-    }
-    return run_compare(compare);
+    return parse_input_shapes(compare_shapes, compare.facts) ? run_compare(compare) : kExitError;
   }
   if (*calibrate_cmd) {
-    for (const auto& spec : calibrate_shapes) {
-      std::string error;
-      if (!parse_input_shape(spec, calibrate.facts, error)) {
-        std::cerr << "bpu-lint: " << printable_text(error) << "\n";
-        return kExitError;
-      }
-    }
-    return run_calibrate(calibrate);
+    return parse_input_shapes(calibrate_shapes, calibrate.facts) ? run_calibrate(calibrate) : kExitError;
   }
   if (*platforms_cmd || *explain_cmd || *rules_cmd) {
     RuleDatabase db;
@@ -367,13 +365,7 @@ int run_cli(int argc, char** argv) {
     return platform == nullptr ? kExitError : cmd_rules(*platform, rules_format);
   }
 
-  for (const auto& spec : input_shapes) {
-    std::string error;
-    if (!parse_input_shape(spec, run.facts, error)) {
-      std::cerr << "bpu-lint: " << printable_text(error) << "\n";
-      return kExitError;
-    }
-  }
+  if (!parse_input_shapes(input_shapes, run.facts)) return kExitError;
   HbConfig hb_config;
   if (!hb_config_path.empty()) {
     std::string error;
