@@ -1,5 +1,6 @@
 #include "calibrate_run.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -119,6 +120,11 @@ int calibrate_pairs(const CalibrateOptions& o, const std::string& command) {
       << " (march " << platform->march << ")\n";
   bool all_agree = true;
   for (size_t i = 0; i < logs.size(); ++i) {
+    const std::vector<std::string>& marches = logs[i].marches;
+    if (!marches.empty() && std::find(marches.begin(), marches.end(), platform->march) == marches.end()) {
+      out << "  note: " << printable_text(o.pairs[2 * i + 1]) << " is for march " << printable_text(join(marches))
+          << ", the rules for " << platform->name << " (--platform)\n";
+    }
     out << "  " << printable_text(o.pairs[2 * i]) << " with " << printable_text(o.pairs[2 * i + 1]) << ": "
         << agreement(before[i].comparison) << "; with the file: " << agreement(after[i].comparison) << "\n";
     all_agree = all_agree && after[i].comparison.all_agree();
