@@ -379,3 +379,26 @@ g (float[3,4] A, float[5,6] B) => (float[1] Z) {
 )");
   CHECK(fact(bad->nodes[0], "output").items().at(0).field("shape")->to_string().find("5") == std::string::npos);
 }
+
+TEST_CASE("the fact table names exactly the fields node, tensor and model records carry") {
+  const ModelReport r = lint_text(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,4,8,8] X, float[4,4,3,3] W) => (float[1,4,6,6] Y) {
+      Y = Conv (X, W)
+    }
+  )", "j6p");
+  REQUIRE(r.ok);
+  REQUIRE(r.facts.nodes.size() == 1);
+  // A record with no attributes selected: only the root facts.
+  FactSelection roots = FactSelection::all();
+  roots.attributes = false;
+  const Value node = node_record(r.facts.nodes[0], "bpu", roots);
+  std::set<std::string> node_fields, tensor_fields, model_fields;
+  for (const auto& f : node.fields()) node_fields.insert(f.first);
+  CHECK(node_fields == reserved_node_facts());
+  for (const auto& f : node.field("input")->items()[0].fields()) tensor_fields.insert(f.first);
+  CHECK(tensor_fields == tensor_fact_fields());
+  for (const auto& f : r.facts.model.fields()) model_fields.insert(f.first);
+  CHECK(model_fields == model_facts());
+}
+

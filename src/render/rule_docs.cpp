@@ -1,3 +1,4 @@
+#include "bpulint/fact_names.h"
 #include "bpulint/rule_docs.h"
 #include "bpulint/strings.h"
 
@@ -127,6 +128,14 @@ std::string docs_index_markdown(const RuleDatabase& db) {
   for (const auto& p : db.platforms) {
     out << "| [" << p.name << "](platforms/" << p.name << ".md) | " << p.march << " | " << join(p.aliases) << " | "
         << p.rules.size() << " | " << p.ops.size() << " |\n";
+  }
+  out << "\n## Facts rules read\n\n"
+      << "Besides a node's attributes (by name, with the schema's defaults), a rule expression reads these.\n"
+      << "Node rules read the node facts, model rules (`scope: model`) the model facts; every tensor record\n"
+      << "(`input[0]`, `t` in `all(t in input: ...)`) has the tensor fields.\n\n"
+      << "| fact | of | type | meaning |\n|---|---|---|---|\n";
+  for (const auto& f : fact_vocabulary()) {
+    out << "| `" << f.name << "` | " << fact_scope_name(f.scope) << " | " << f.type << " | " << f.doc << " |\n";
   }
   return out.str();
 }

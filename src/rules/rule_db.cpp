@@ -104,12 +104,6 @@ const Platform* RuleDatabase::find(const std::string& name) const {
 namespace {
 
 
-const std::set<std::string>& model_facts() {
-  static const std::set<std::string> names = {"ir_version", "opset", "input", "output", "io_dtypes",
-                                                     "duplicate_io_names", "dynamic_inputs"};
-  return names;
-}
-
 void check_identifiers(const FileReader& reader, const YAML::Node& node, const std::vector<std::string>& used,
                        const std::set<std::string>& allowed, const std::string& context) {
   for (const auto& id : used) {
