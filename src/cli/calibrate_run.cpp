@@ -17,22 +17,6 @@
 namespace bpulint {
 namespace {
 
-int fail(const std::string& where, const std::string& message) {
-  std::cerr << where << ": " << (where == "bpu-lint" ? "" : "error: ") << message << "\n";
-  return kExitError;
-}
-
-// The database with the team's files and `extra` (calibrate's own file, to check it).
-bool load_database(const CalibrateOptions& o, const std::vector<RuleFile>& extra, RuleDatabase& db) {
-  std::string error;
-  if (!load_default_rule_database(o.rules_dir, db, error)) return fail("bpu-lint", error), false;
-  std::vector<RuleFile> files;
-  if (!o.extra_rules.empty() && !read_rule_paths(o.extra_rules, files, error)) return fail("bpu-lint", error), false;
-  files.insert(files.end(), extra.begin(), extra.end());
-  if (!files.empty() && !extend_rule_database(db, files, error)) return fail("bpu-lint", error), false;
-  return true;
-}
-
 struct Compared {
   std::unique_ptr<ModelReport> report;
   Comparison comparison;
@@ -44,7 +28,7 @@ bool compare_all(const CalibrateOptions& o, const Platform& platform, const std:
   for (size_t i = 0; i < logs.size(); ++i) {
     const std::string& model = o.pairs[2 * i];
     auto report = std::make_unique<ModelReport>(lint_model(model, platform, o.facts, FixPlanning::Later));
-    if (!report->ok) return fail(model, report->error), false;
+    if (!report->ok) return command_error(model, report->error), false;
     Comparison c = compare_placement(*report, logs[i]);
     out.push_back({std::move(report), std::move(c)});
   }
@@ -59,37 +43,37 @@ std::string agreement(const Comparison& c) {
 
 int calibrate_pairs(const CalibrateOptions& o, const std::string& command) {
   if (o.pairs.size() < 2 || o.pairs.size() % 2 != 0) {
-    return fail("bpu-lint", "calibrate takes pairs: MODEL LOG [MODEL LOG ...] (got " + std::to_string(o.pairs.size()) +
+    return command_error("bpu-lint", "calibrate takes pairs: MODEL LOG [MODEL LOG ...] (got " + std::to_string(o.pairs.size()) +
                                 " path" + (o.pairs.size() == 1 ? "" : "s") + ")");
   }
-  if (o.output.empty()) return fail("bpu-lint", "calibrate needs -o FILE: the rule file to write");
+  if (o.output.empty()) return command_error("bpu-lint", "calibrate needs -o FILE: the rule file to write");
   std::vector<std::string> inputs;
   for (size_t i = 0; i < o.pairs.size(); i += 2) inputs.push_back(o.pairs[i]);
   OutputTarget target;
   std::string error;
-  if (!resolve_output(o.output, OutputUse::Text, inputs, target, error)) return fail(o.output, error);
+  if (!resolve_output(o.output, OutputUse::Text, inputs, target, error)) return command_error(o.output, error);
   // The file is written from the pairs alone: replacing a log or a rule file
   // it was given would lose it.
   for (size_t i = 0; i < o.pairs.size() + o.extra_rules.size(); ++i) {
     const std::string& in = i < o.pairs.size() ? o.pairs[i] : o.extra_rules[i - o.pairs.size()];
     std::error_code ec;
     if (o.output != "-" && std::filesystem::equivalent(in, o.output, ec)) {
-      return fail(o.output, std::string("is also an input (") + (i < o.pairs.size() ? "a model or log" : "a --rules file") +
+      return command_error(o.output, std::string("is also an input (") + (i < o.pairs.size() ? "a model or log" : "a --rules file") +
                                 "); calibrate writes a new file: write it elsewhere, compare, then replace");
     }
   }
 
   RuleDatabase db;
-  if (!load_database(o, {}, db)) return kExitError;
+  if (!load_compare_rules(o.rules_dir, o.extra_rules, {}, db)) return kExitError;
   std::vector<CompileLog> logs(o.pairs.size() / 2);
   const Platform* platform = nullptr;
   for (size_t i = 0; i < logs.size(); ++i) {
     const std::string& log = o.pairs[2 * i + 1];
-    if (!read_compile_log(log, logs[i], error)) return fail(log, error);
+    if (!read_compile_log(log, logs[i], error)) return command_error(log, error);
     const Platform* p = log_platform(o.platform, log, db, logs[i]);
     if (p == nullptr) return kExitError;
     if (platform != nullptr && p != platform) {
-      return fail(log, "is a " + p->name + " log, the ones before it " + platform->name +
+      return command_error(log, "is a " + p->name + " log, the ones before it " + platform->name +
                            "; one rule file calibrates one platform (calibrate each apart, or choose one with --platform)");
     }
     platform = p;
@@ -106,14 +90,15 @@ int calibrate_pairs(const CalibrateOptions& o, const std::string& command) {
   // The file must load, and compare is run again with it to say what it does.
   RuleDatabase checked;
   const std::string file_name = o.output == "-" ? "<calibrated rules>" : o.output;
-  if (!load_database(o, {{file_name, cal.yaml}}, checked)) {
-    return fail("bpu-lint", "internal error: the calibrated rule file does not load (nothing written)");
+  if (!load_compare_rules(o.rules_dir, o.extra_rules, {}, checked)) return kExitError;
+  if (!extend_rule_database(checked, {{file_name, cal.yaml}}, error)) {
+    return command_error("bpu-lint", "internal error: the rule file calibrate wrote does not load, nothing written: " + error);
   }
   const Platform* calibrated = checked.find(platform->name);
   std::vector<Compared> after;
   if (calibrated == nullptr || !compare_all(o, *calibrated, logs, after)) return kExitError;
 
-  if (!write_output(o.output, cal.yaml, inputs, error)) return fail(o.output, error);
+  if (!write_output(o.output, cal.yaml, inputs, error)) return command_error(o.output, error);
 
   std::ostream& out = o.output == "-" ? std::cerr : std::cout;
   out << "bpu-lint calibrate: " << logs.size() << (logs.size() == 1 ? " pair" : " pairs") << " on " << platform->name
@@ -154,7 +139,7 @@ int run_calibrate(const CalibrateOptions& options) {
   try {
     return calibrate_pairs(options, command);
   } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
-    return fail("bpu-lint", std::string("internal error: ") + e.what());
+    return command_error("bpu-lint", std::string("internal error: ") + e.what());
   }
 }
 

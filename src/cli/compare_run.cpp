@@ -11,11 +11,6 @@
 namespace bpulint {
 namespace {
 
-int fail(const std::string& where, const std::string& message) {
-  std::cerr << where << ": " << (where == "bpu-lint" ? "" : "error: ") << message << "\n";
-  return kExitError;
-}
-
 std::string known_platforms(const RuleDatabase& db) {
   std::vector<std::string> names;
   for (const auto& p : db.platforms) names.push_back(p.name + " (" + p.march + ")");
@@ -24,25 +19,46 @@ std::string known_platforms(const RuleDatabase& db) {
 
 }  // namespace
 
+int command_error(const std::string& where, const std::string& message) {
+  std::cerr << where << ": " << (where == "bpu-lint" ? "" : "error: ") << message << "\n";
+  return kExitError;
+}
+
+bool load_compare_rules(const std::string& rules_dir, const std::vector<std::string>& extra_rules,
+                        const std::vector<RuleFile>& more, RuleDatabase& db) {
+  std::string error;
+  std::vector<RuleFile> files;
+  if (!load_default_rule_database(rules_dir, db, error) || (!extra_rules.empty() && !read_rule_paths(extra_rules, files, error))) {
+    command_error("bpu-lint", error);
+    return false;
+  }
+  files.insert(files.end(), more.begin(), more.end());
+  if (!files.empty() && !extend_rule_database(db, files, error)) {
+    command_error("bpu-lint", error);
+    return false;
+  }
+  return true;
+}
+
 // --platform wins; else the one march the log prints.
 const Platform* log_platform(const std::string& platform, const std::string& log_path, const RuleDatabase& db,
                              const CompileLog& log) {
   if (!platform.empty()) {
     const Platform* p = db.find(platform);
-    if (p == nullptr) fail("bpu-lint", "unknown platform '" + platform + "' (known: " + known_platforms(db) + ")");
+    if (p == nullptr) command_error("bpu-lint", "unknown platform '" + platform + "' (known: " + known_platforms(db) + ")");
     return p;
   }
   if (log.marches.empty()) {
-    fail(log_path, "the log prints no march; choose the platform with --platform");
+    command_error(log_path, "the log prints no march; choose the platform with --platform");
     return nullptr;
   }
   if (log.marches.size() > 1) {
-    fail(log_path, "the log names several marches (" + join(log.marches) + "); choose one with --platform");
+    command_error(log_path, "the log names several marches (" + join(log.marches) + "); choose one with --platform");
     return nullptr;
   }
   const Platform* p = db.find(log.marches.front());
   if (p == nullptr) {
-    fail(log_path, "the log's march '" + log.marches.front() + "' is not in the rule database (known: " +
+    command_error(log_path, "the log's march '" + log.marches.front() + "' is not in the rule database (known: " +
                     known_platforms(db) + "); choose a platform with --platform");
   }
   return p;
@@ -52,18 +68,14 @@ namespace {
 
 int compare(const CompareOptions& o) {
   RuleDatabase db;
+  if (!load_compare_rules(o.rules_dir, o.extra_rules, {}, db)) return kExitError;
   std::string error;
-  if (!load_default_rule_database(o.rules_dir, db, error)) return fail("bpu-lint", error);
-  std::vector<RuleFile> files;
-  if (!o.extra_rules.empty() && (!read_rule_paths(o.extra_rules, files, error) || !extend_rule_database(db, files, error))) {
-    return fail("bpu-lint", error);
-  }
   CompileLog log;
-  if (!read_compile_log(o.log, log, error)) return fail(o.log, error);
+  if (!read_compile_log(o.log, log, error)) return command_error(o.log, error);
   const Platform* platform = log_platform(o.platform, o.log, db, log);
   if (platform == nullptr) return kExitError;
   const ModelReport report = lint_model(o.model, *platform, o.facts, FixPlanning::Later);
-  if (!report.ok) return fail(o.model, report.error);
+  if (!report.ok) return command_error(o.model, report.error);
 
   const Comparison comparison = compare_placement(report, log);
   CompareView view;
@@ -77,7 +89,7 @@ int compare(const CompareOptions& o) {
   if (o.format == "json") std::cout << compare_json(view);
   else render_compare_text(std::cout, view);
   std::cout.flush();
-  if (!std::cout) return fail("bpu-lint", "cannot write the report to standard output");
+  if (!std::cout) return command_error("bpu-lint", "cannot write the report to standard output");
   return comparison.all_agree() ? kExitClean : kExitFindings;
 }
 
@@ -87,7 +99,7 @@ int run_compare(const CompareOptions& options) {
   try {
     return compare(options);
   } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
-    return fail("bpu-lint", std::string("internal error: ") + e.what());
+    return command_error("bpu-lint", std::string("internal error: ") + e.what());
   }
 }
 
