@@ -352,6 +352,21 @@ Calibration calibrate(const Platform& platform, const std::vector<CalibrationPai
       rule_of[d->rule->id] = d->rule;
     }
   }
+  // Per rule id, the CPU samples it failed at error level: what placed them (one pass).
+  std::map<std::string, std::vector<const Sample*>> rightly_placed;
+  if (!wrong_by_rule.empty()) {
+    std::map<std::pair<size_t, long>, const Sample*> cpu_sample;
+    for (const Sample& s : samples) {
+      if (s.cpu) cpu_sample[{s.pair, s.cmp->node}] = &s;
+    }
+    for (size_t p = 0; p < pairs.size(); ++p) {
+      for (const Diagnostic& d : pairs[p].report->diagnostics) {
+        if (d.outcome != Outcome::Fail || d.severity != Severity::Error || wrong_by_rule.count(d.rule->id) == 0) continue;
+        auto it = cpu_sample.find({p, d.node});
+        if (it != cpu_sample.end()) rightly_placed[d.rule->id].push_back(it->second);
+      }
+    }
+  }
   for (const auto& entry : wrong_by_rule) {
     const std::string& id = entry.first;  // not a structured binding: lambdas capture it (clang 14)
     const std::vector<const Sample*>& wrong = entry.second;
@@ -364,17 +379,13 @@ Calibration calibrate(const Platform& platform, const std::vector<CalibrationPai
       }
       continue;
     }
-    // The nodes the rule failed that the compiler did run on the CPU keep failing.
+    // The nodes the rule put on the CPU where the compiler ran them keep failing.
     std::vector<const Sample*> group = wrong;
     std::vector<bool> yes(wrong.size(), true);
-    for (const Sample& s : samples) {
-      if (!s.cpu) continue;
-      const auto& diags = pairs[s.pair].report->diagnostics;
-      const bool failed = std::any_of(diags.begin(), diags.end(), [&](const Diagnostic& d) {
-        return d.rule->id == id && d.node == s.cmp->node && d.outcome == Outcome::Fail;
-      });
-      if (failed) {
-        group.push_back(&s);
+    auto right = rightly_placed.find(id);
+    if (right != rightly_placed.end()) {
+      for (const Sample* s : right->second) {
+        group.push_back(s);
         yes.push_back(false);
       }
     }
