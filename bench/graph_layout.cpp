@@ -44,13 +44,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const Platform& platform = *db.find(kDefaultPlatform);
-  ModelReport report = lint_model(argv[1], platform, {});
+  ModelReport report = lint(argv[1], ModelPlan::defaults(platform));
   if (!report.ok) {
     std::fprintf(stderr, "%s: %s\n", argv[1], report.error.c_str());
     return 2;
   }
-  Config config;  // what the command line does without a configuration file
-  apply_config(report, platform, config, config.settings_for(argv[1]), nullptr);
 
   auto t = std::chrono::steady_clock::now();
   const ReportGraph graph = build_report_graph(report, {}, options);

@@ -108,7 +108,7 @@ const ModelReport& report_for(const char* platform_name) {
   if (!r) {
     const Platform* p = fuzz::builtin_db().find(platform_name);
     if (p == nullptr) fuzz::die(std::string("no platform ") + platform_name);
-    r = std::make_unique<ModelReport>(lint_model(path, *p, {}));
+    r = std::make_unique<ModelReport>(lint(path, ModelPlan::defaults(*p)));
     if (!r->ok) fuzz::die("the fixed model does not lint: " + r->error);
   }
   return *r;

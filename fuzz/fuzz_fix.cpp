@@ -110,10 +110,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     f << m.SerializeAsString();
   }
   const Platform& platform = fuzz::j6p();
-  ModelReport report = lint_model(path, platform, {});
+  ModelReport report = lint(path, ModelPlan::defaults(platform));
   if (!report.ok) return 0;  // an invalid layer (e.g. output_padding >= stride) may be refused at load
   const char* strategies[] = {"auto", "convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps"};
-  FixRun run = apply_fixes(report, report.fix_plans, strategies[which_strategy], fixed);
+  FixRun run = apply_fixes(*report.loaded, report.facts, report.fix_plans, strategies[which_strategy], fixed);
   for (const auto& r : run.results) {
     if (!r.applied) FUZZ_CHECK(!r.reason.empty() || r.fix_id.empty(), "a result neither applied nor explained");
     if (!r.applied && !r.fix_id.empty()) FUZZ_CHECK(!r.reason.empty(), "unapplied fix without a reason");
@@ -131,7 +131,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(r.max_abs_error >= 0 && r.max_abs_error <= 1e-5,
                "applied fix with max_abs_error " + std::to_string(r.max_abs_error));
   }
-  ModelReport again = lint_model(fixed, platform, {});
+  ModelReport again = lint(fixed, ModelPlan::defaults(platform));
   FUZZ_CHECK(again.ok, "the written model does not lint: " + again.error);
   return 0;
 }

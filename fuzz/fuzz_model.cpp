@@ -100,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   // The whole pipeline and the machine renderers.
-  ModelReport report = lint_model(path, platform, {});
+  ModelReport report = lint(path, ModelPlan::defaults(platform));
   if (!report.ok) return 0;
   RunInfo run;
   run.tool_version = "fuzz";

@@ -202,7 +202,7 @@ TEST_CASE("d-taps: each overlapping D is fixed, proven, equal to the layer, and 
     CHECK(plan.recommended()->new_violations.empty());
     CHECK_FALSE(plan.options[1].applicable);  // convtranspose2d and conv3d-1x1x1 need a non-overlapping D
 
-    const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("fixed.onnx"));
+    const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("fixed.onnx"));
     REQUIRE(run.results.size() == 1);
     INFO(run.error << run.results[0].reason);
     REQUIRE(run.written);
@@ -385,7 +385,7 @@ TEST_CASE("d-taps on a non-overlapping D: applies, ranked last, applied when ask
   CHECK(plan.options[2].id == kTaps);
   CHECK(plan.options[2].applicable);
   CHECK_FALSE(plan.options[2].recommended);
-  const FixRun run = apply_fixes(r, r.fix_plans, kTaps, dir.path("taps.onnx"));
+  const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, kTaps, dir.path("taps.onnx"));
   REQUIRE(run.written);
   CHECK(run.results[0].fix_id == kTaps);
   CHECK(run.results[0].applied);
@@ -429,7 +429,7 @@ TEST_CASE("d-taps: a D dilation, and a tap matrix too large to hold, are refused
   TempDir dir;
   const ModelReport r = lint_model(save_model(dir, "deep.onnx", layer_model(deep)), platform("j6p"), {});
   REQUIRE(r.ok);
-  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("deep.fixed.onnx"));
+  const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("deep.fixed.onnx"));
   REQUIRE(run.results.size() == 1);
   INFO(run.results[0].reason);
   CHECK(run.results[0].fix_id == kTaps);

@@ -176,7 +176,7 @@ TEST_CASE("applying: exact, written atomically beside the input, input untouched
         const ModelReport r = lint_model(path, platform("j6p"), {});
         REQUIRE(r.ok);
         const std::string out = dir.path("layer.fixed.onnx");
-        const FixRun run = apply_fixes(r, r.fix_plans, strategy, out);
+        const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, strategy, out);
         INFO(strategy << " bias=" << bias << " group=" << group << " " << run.error);
         REQUIRE(run.written);
         REQUIRE(run.results.size() == 1);
@@ -210,7 +210,7 @@ TEST_CASE("a forced strategy that does not apply leaves the node and says why") 
   hw.pads = {0, 1, 1, 0, 1, 1};
   TempDir dir;
   const ModelReport r = lint_proto(dir, layer_model(hw));
-  const FixRun run = apply_fixes(r, r.fix_plans, "conv3d-1x1x1", dir.path("out.onnx"));
+  const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "conv3d-1x1x1", dir.path("out.onnx"));
   CHECK_FALSE(run.written);
   REQUIRE(run.results.size() == 1);
   CHECK_FALSE(run.results[0].applied);
@@ -236,7 +236,7 @@ TEST_CASE("shared weights stay while another node reads them, and names never co
   }
   TempDir dir;
   const ModelReport r = lint_proto(dir, m);
-  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("out.onnx"));
+  const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("out.onnx"));
   INFO(run.error);
   REQUIRE(run.written);
   const ModelReport fixed = lint_model(dir.path("out.onnx"), platform("j6p"), {});
@@ -587,7 +587,7 @@ TEST_CASE("a layer far above the old 4 G-MAC proof limit is fixed: the proof is 
   l.spatial = {64, 512, 512};  // 16 x 64x512x512 inputs x 8 outputs x 8 taps = 17.2 G MACs
   TempDir dir;
   const ModelReport r = lint_proto(dir, layer_model(l));
-  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("big.fixed.onnx"));
+  const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("big.fixed.onnx"));
   INFO(run.error);
   REQUIRE(run.written);
   REQUIRE(run.results.size() == 1);
@@ -683,7 +683,7 @@ TEST_CASE("the lint says when --fix will leave a node as it is, and why (text an
   CHECK(r.fix_plans[0].options[0].applicable);
   const std::string why = "its weight 'W' is not an initializer (computed, or a graph input), so --fix has no bytes to rewrite";
   CHECK(r.fix_plans[0].fix_blocked() == why);
-  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("out.onnx"));
+  const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("out.onnx"));
   REQUIRE(run.results.size() == 1);
   CHECK_FALSE(run.results[0].applied);
   CHECK(run.results[0].reason == why);
@@ -760,7 +760,7 @@ TEST_CASE("a quantised (QDQ) weight: the fix is recommended, --fix applies it, n
     REQUIRE(r.fix_plans[0].recommended() != nullptr);
     CHECK(r.fix_plans[0].recommended()->id == "convtranspose2d");
     CHECK(r.fix_plans[0].fix_blocked().empty());
-    const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("out.onnx"));
+    const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("out.onnx"));
     REQUIRE(run.results.size() == 1);
     CHECK(run.results[0].applied);
     CHECK(run.written);

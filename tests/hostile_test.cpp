@@ -269,7 +269,7 @@ void check_refused_for_missing_params(const ModelReport& r, const std::string& o
     CHECK_FALSE(o.applicable);
     CHECK(o.why_not == no_params);
   }
-  const FixRun run = apply_fixes(r, r.fix_plans, "auto", out);
+  const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", out);
   CHECK_FALSE(run.written);
   CHECK_FALSE(std::filesystem::exists(out));
   REQUIRE(run.results.size() == 1);
@@ -320,7 +320,7 @@ TEST_CASE("hostile: two nodes feeding each other (a cycle) are refused, and the 
   REQUIRE(r.ok);
   CHECK(r.facts.nodes.size() == 2);
   CHECK(has(failed_rules(r), "BPU1101"));
-  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("cycle.fixed.onnx"));
+  const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("cycle.fixed.onnx"));
   CHECK_FALSE(run.written);
   CHECK_FALSE(std::filesystem::exists(dir.path("cycle.fixed.onnx")));
   // The one failing layer gets one result: not applied, and why (its input shape is not known).
@@ -419,7 +419,7 @@ TEST_CASE("hostile: a 1 MB node name lints, renders and is fixed in bounded time
   REQUIRE(r.ok);
   CHECK(has(failed_rules(r), "BPU1101"));
   CHECK(r.facts.nodes.at(0).display_name.size() == size_t{1} << 20);
-  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("long.fixed.onnx"));
+  const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("long.fixed.onnx"));
   INFO(run.error.substr(0, 300));
   CHECK(run.written);
   CHECK(run.applied() == 1);
@@ -698,7 +698,7 @@ TEST_CASE("hostile: external data offset or length beyond the file: clean errors
     std::string bytes, error;
     CHECK_FALSE(read_tensor_bytes(*r.loaded, r.loaded->model->graph().initializer(0), bytes, error));
     CHECK(error.find(c.expect) != std::string::npos);
-    const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("ext.fixed.onnx"));
+    const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("ext.fixed.onnx"));
     CHECK_FALSE(run.written);
     REQUIRE(run.results.size() == 1);
     CHECK_FALSE(run.results[0].applied);
@@ -709,7 +709,7 @@ TEST_CASE("hostile: external data offset or length beyond the file: clean errors
   make_external(m, "self.onnx", "1000000000", "320");
   const ModelReport r = lint_file(save_model(dir, "self.onnx", m));
   REQUIRE(r.ok);
-  const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("self.fixed.onnx"));
+  const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("self.fixed.onnx"));
   CHECK_FALSE(run.written);
   REQUIRE(run.results.size() == 1);
   CHECK(run.results[0].reason.find("beyond end of file") != std::string::npos);
@@ -738,7 +738,7 @@ TEST_CASE("hostile: external data that is absolute or escapes the model folder i
     const bool refused = error.find("refused") != std::string::npos ||
                          error.find("escapes the model folder") != std::string::npos;
     CHECK(refused);
-    const FixRun run = apply_fixes(r, r.fix_plans, "auto", dir.path("out.onnx"));
+    const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("out.onnx"));
     CHECK_FALSE(run.written);
     REQUIRE(run.results.size() == 1);
     CHECK(run.results[0].reason.find(error) != std::string::npos);

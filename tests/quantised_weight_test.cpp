@@ -165,7 +165,7 @@ TEST_CASE("quantised weights: every fix rewrites them in the quantised domain, p
       // The 1x1x1 Conv's weight has no axis for per-input-channel scales of a grouped layer.
       const bool carried = !(strategy == "conv3d-1x1x1" && q.axis == 0 && q.group != 1);
       const std::string out = dir.path("q.fixed.onnx");
-      const FixRun run = apply_fixes(r, r.fix_plans, strategy, out);
+      const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, strategy, out);
       INFO(run.error << " / " << (run.results.empty() ? "" : run.results[0].reason));
       REQUIRE(run.results.size() == 1);
       CHECK(run.results[0].applied == carried);

@@ -53,26 +53,25 @@ const char* kMissingPath = "models/missing.onnx";
 
 struct Fixture {
   TempDir dir;
+  Waiver waiver{"BPU3001", "softmax_waived", "accepted until the decoder is retrained (ticket 42)", "", {}};
   ModelReport example, mix, fixed;
   FixRun fix_run;
 
   Fixture() {
     const Platform& j6p = test::platform("j6p");
+    // The configuration, as the CLI resolves it: BPU1102 (inferred) set to
+    // warning; a waiver for one node of the mix model.
+    ModelPlan plan = ModelPlan::defaults(j6p);
+    plan.levels.severity = {{"BPU1102", Severity::Warning}, {"BPU3005", Severity::Warning}, {"BPU9001", Severity::Note}};
+    plan.waivers = {&waiver};
     // The example, linted in place, reported under a stable relative path.
-    example = lint_model(BPULINT_SOURCE_DIR "/examples/case_study.onnx", j6p, {});
+    example = lint(BPULINT_SOURCE_DIR "/examples/case_study.onnx", plan);
     REQUIRE(example.ok);
     example.path = kExamplePath;
-    // The configuration, applied as the CLI does: BPU1102 (inferred) set to
-    // warning; a waiver for one node of the mix model.
-    Config config;
-    config.severity = {{"BPU1102", Severity::Warning}, {"BPU3005", Severity::Warning}, {"BPU9001", Severity::Note}};
-    config.waivers.push_back({"BPU3001", "softmax_waived", "accepted until the decoder is retrained (ticket 42)", "", {}, 0, 0});
-    apply_config(example, j6p, config, config.settings_for(example.path), nullptr);
-    fix_run = apply_fixes(example, example.fix_plans, "auto", dir.path("case_study.fixed.onnx"));
+    fix_run = apply_fixes(*example.loaded, example.facts, example.fix_plans, "auto", dir.path("case_study.fixed.onnx"));
     REQUIRE(fix_run.written);
-    fixed = lint_model(fix_run.output_path, j6p, {});
+    fixed = lint(fix_run.output_path, plan);
     REQUIRE(fixed.ok);
-    apply_config(fixed, j6p, config, config.settings_for(fixed.path), nullptr);
     fix_run.output_path = kExampleFixedPath;
     fixed.path = kExampleFixedPath;
 
@@ -83,10 +82,10 @@ struct Fixture {
     model.mutable_graph()->mutable_node(1)->set_name("argmax_wide");
     model.mutable_graph()->mutable_node(4)->set_name("softmax_waived");
     const std::string path = test::save_model(dir, "mix.onnx", model);
-    mix = lint_model(path, j6p, {});
+    plan.show_unverified = true;
+    mix = lint(path, plan);
     REQUIRE(mix.ok);
     mix.path = kMixPath;
-    apply_config(mix, j6p, config, config.settings_for(mix.path), nullptr, /*show_unverified=*/true);
     // As a --baseline match would (its keys are config.cpp's business).
     for (auto& d : mix.diagnostics) d.baselined = d.baselined || d.node == 5;
     mix.summary = summarize(mix.facts, mix.placement, mix.diagnostics);
@@ -491,7 +490,7 @@ TEST_CASE("finding groups: a run over the limit is coarsened to one group per ru
   const std::string path = save_model(dir, "m.onnx", model_from_text(
       "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[1,4,2,4,4] X, float[4,4,3,2,2] W0, float[4,4,4,2,2] W1, "
       "float[4,4,5,2,2] W2) => (" + outputs + ") {\n" + body + "}\n"));
-  const ModelReport r = lint_model(path, platform("j6p"), {}, FixPlanning::Now);
+  const ModelReport r = test::lint_model(path, platform("j6p"));
   REQUIRE(r.ok);
   const auto exact = group_findings({&r}, false, Severity::Note);
   REQUIRE(exact.size() == 1);

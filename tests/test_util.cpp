@@ -123,6 +123,10 @@ const Platform& platform(const std::string& name) {
   return *p;
 }
 
+ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options) {
+  return lint(path, ModelPlan::defaults(platform, options));
+}
+
 ModelReport lint_unchecked(const std::string& path, const std::string& platform_name) {
   ModelReport r;
   r.path = path;

@@ -41,6 +41,10 @@ std::string save_model(const TempDir& dir, const std::string& name, const onnx::
 const RuleDatabase& database();
 const Platform& platform(const std::string& name);
 
+// lint() with every rule at its own level and nothing waived: what the CLI
+// does for a model without a configuration.
+ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options = {});
+
 // Lints a text-syntax model on a platform; returns the report.
 ModelReport lint_text(const std::string& text, const std::string& platform_name = "j6p",
                       const FactOptions& options = {});

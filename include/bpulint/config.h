@@ -1,5 +1,6 @@
-// Project configuration (.bpu-lint.yaml) and baselines: what a team decides
-// about the findings, applied after evaluation. Rules never see any of this.
+// Project configuration (.bpu-lint.yaml) and baselines, as parsed: what a team
+// decides about the findings. settings.h resolves them per model and
+// triage.h applies them after evaluation; rules never see any of this.
 #pragma once
 
 #include <map>
@@ -7,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/lint.h"
 #include "bpulint/rule_db.h"
+#include "bpulint/severity.h"
+#include "bpulint/source_location.h"
 
 namespace bpulint {
 
@@ -18,8 +20,6 @@ struct Waiver {
   std::string reason;  // required
   std::string model;   // glob on the model path relative to the config's folder; "" = every model
   SourceLocation where;
-  size_t matches = 0;
-  size_t models_in_scope = 0;  // models of the run it could apply to: unused is a warning only then
 };
 
 using InputShapes = std::map<std::string, std::vector<int64_t>>;
@@ -88,7 +88,6 @@ struct Baseline {
   struct Entry {
     std::string model, rule, node, op;
     size_t count = 0;
-    size_t matched = 0;
   };
   std::string path;
   int schema_version = kBaselineSchema;
@@ -96,20 +95,5 @@ struct Baseline {
 };
 
 bool load_baseline(const std::string& path, Baseline& baseline, std::string& error);
-// The YAML text of a baseline holding every shown finding of the reports.
-std::string baseline_text(const std::vector<const ModelReport*>& reports, const std::string& baseline_path);
-
-// Applies the model's select/ignore and severity settings, folds unverified
-// checks into their root causes (fold_unverified; `show_unverified` keeps
-// them listed), then the configuration's waivers and the baseline, and
-// recomputes placement and summary from what remains, then plans the fixes of
-// the findings still shown (lint_model with FixPlanning::Later leaves that
-// here, so a run plans once). `baseline` may be null.
-// Waivers and baseline entries count their matches.
-void apply_config(ModelReport& report, const Platform& platform, Config& config, const ModelSettings& settings,
-                  Baseline* baseline, bool show_unverified = false);
-
-// The model path as a baseline records it: relative to the baseline's folder.
-std::string baseline_model_key(const std::string& model_path, const std::string& baseline_path);
 
 }  // namespace bpulint

@@ -10,12 +10,14 @@
 
 #include "bpulint/fix_result.h"
 #include "bpulint/fixes.h"
-#include "bpulint/lint.h"
+#include "bpulint/facts.h"
+#include "bpulint/model_loader.h"
 
 namespace bpulint {
 
 // strategy: "auto" (each node's recommended fix) or a fix id.
-FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& plans, const std::string& strategy,
+// `facts` are the facts of `model`; `plans` name their nodes.
+FixRun apply_fixes(const LoadedModel& model, const ModelFacts& facts, const std::vector<NodeFixPlan>& plans, const std::string& strategy,
                    const std::string& output_path, bool external_data = false);
 
 }  // namespace bpulint

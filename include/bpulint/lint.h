@@ -1,5 +1,8 @@
-// One model through the pipeline: load -> facts -> evaluate -> placement -> fix
-// plans (or, with a configuration, apply_config's select/waive/baseline first).
+// One model through the pipeline, as one function: lint(path, plan) reads the
+// model, extracts the facts, evaluates the rules, places the nodes, applies
+// the plan's levels, waivers and baseline, summarizes and plans the fixes.
+// Every caller (the CLI, the re-lint after --fix, compare, calibrate, tests,
+// fuzz targets, bench) gets the report the CLI prints.
 #pragma once
 
 #include <map>
@@ -13,6 +16,7 @@
 #include "bpulint/model_loader.h"
 #include "bpulint/placement.h"
 #include "bpulint/rule_db.h"
+#include "bpulint/settings.h"
 #include "bpulint/source_location.h"
 
 namespace bpulint {
@@ -29,18 +33,13 @@ struct ModelReport {
   std::vector<NodeFixPlan> fix_plans;   // for nodes whose failing rules offer fixes, in node order
   // The PyTorch source line of nodes with findings, when the exporter recorded one (locate_sources).
   std::map<long, SourceLine> source_lines;
+  // How many findings each of the plan's waivers and baseline entries matched
+  // here: the run adds them up to report the ones that matched nothing.
+  std::map<const Waiver*, size_t> waiver_matches;
+  std::map<const Baseline::Entry*, size_t> baseline_matches;
   const NodeFixPlan* plan_for(long node) const;
   const SourceLine* source_for(long node) const;
 };
-
-// What lint_model finishes itself. Now: placement, summary and fix plans.
-// Later: placement and summary; fixes wait. ByApplyConfig: none of the three,
-// because apply_config follows and does all three once, on the findings that
-// survive select, waivers and the baseline, at the configured levels.
-enum class FixPlanning { Now, Later, ByApplyConfig };
-
-ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options,
-                       FixPlanning planning = FixPlanning::Now);
 
 // A model file read and parsed (load_model), or why it could not be. Reading
 // needs no rules, so the CLI reads its first model while the rule database loads.
@@ -50,9 +49,10 @@ struct ModelRead {
 };
 ModelRead read_model(const std::string& path);
 
-// lint_model on a model already read.
-ModelReport lint_read_model(const std::string& path, ModelRead read, const Platform& platform,
-                            const FactOptions& options, FixPlanning planning = FixPlanning::Now);
+// The pipeline. `path` is what the report names; `read` is the model already
+// read (from `path`, or a spooled copy of standard input).
+ModelReport lint(const std::string& path, const ModelPlan& plan, ModelRead read);
+ModelReport lint(const std::string& path, const ModelPlan& plan);
 
 // Fills report.source_lines for every node with a finding that carries a
 // PyTorch stack trace. Reads node metadata only; the resolver's cache spans models.

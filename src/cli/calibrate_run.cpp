@@ -27,7 +27,7 @@ bool compare_all(const CalibrateOptions& o, const Platform& platform, const std:
   out.clear();
   for (size_t i = 0; i < logs.size(); ++i) {
     const std::string& model = o.pairs[2 * i];
-    auto report = std::make_unique<ModelReport>(lint_model(model, platform, o.facts, FixPlanning::Later));
+    auto report = std::make_unique<ModelReport>(lint(model, ModelPlan::defaults(platform, o.facts)));
     if (!report->ok) return command_error(model, report->error), false;
     Comparison c = compare_placement(*report, logs[i]);
     out.push_back({std::move(report), std::move(c)});

@@ -22,6 +22,7 @@
 #include "lint_run.h"
 #include "bpulint/output_file.h"
 #include "bpulint/rule_docs.h"
+#include "bpulint/settings.h"
 
 namespace bpulint {
 namespace {
@@ -83,12 +84,9 @@ bool load_db(const std::string& rules_dir, RuleDatabase& db) {
 }
 
 const Platform* pick_platform(const RuleDatabase& db, const std::string& name) {
-  const Platform* p = db.find(name);
-  if (p == nullptr) {
-    std::string names;
-    for (const auto& q : db.platforms) names += (names.empty() ? "" : ", ") + q.name;
-    std::cerr << "bpu-lint: unknown platform '" << name << "' (known: " << names << ")\n";
-  }
+  std::string error;
+  const Platform* p = resolve_platform(db, name, "", error);
+  if (p == nullptr) std::cerr << "bpu-lint: " << error << "\n";
   return p;
 }
 

@@ -5,19 +5,11 @@
 #include "bpulint/compare.h"
 #include "bpulint/exit_codes.h"
 #include "bpulint/lint.h"
+#include "bpulint/settings.h"
 #include "bpulint/render_compare.h"
 #include "bpulint/strings.h"
 
 namespace bpulint {
-namespace {
-
-std::string known_platforms(const RuleDatabase& db) {
-  std::vector<std::string> names;
-  for (const auto& p : db.platforms) names.push_back(p.name + " (" + p.march + ")");
-  return join(names);
-}
-
-}  // namespace
 
 int command_error(const std::string& where, const std::string& message) {
   std::cerr << where << ": " << (where == "bpu-lint" ? "" : "error: ") << message << "\n";
@@ -43,9 +35,10 @@ bool load_compare_rules(const std::string& rules_dir, const std::vector<std::str
 // --platform wins; else the one march the log prints.
 const Platform* log_platform(const std::string& platform, const std::string& log_path, const RuleDatabase& db,
                              const CompileLog& log) {
+  std::string error;
   if (!platform.empty()) {
-    const Platform* p = db.find(platform);
-    if (p == nullptr) command_error("bpu-lint", "unknown platform '" + platform + "' (known: " + known_platforms(db) + ")");
+    const Platform* p = resolve_platform(db, platform, "", error);
+    if (p == nullptr) command_error("bpu-lint", error);
     return p;
   }
   if (log.marches.empty()) {
@@ -56,11 +49,8 @@ const Platform* log_platform(const std::string& platform, const std::string& log
     command_error(log_path, "the log names several marches (" + join(log.marches) + "); choose one with --platform");
     return nullptr;
   }
-  const Platform* p = db.find(log.marches.front());
-  if (p == nullptr) {
-    command_error(log_path, "the log's march '" + log.marches.front() + "' is not in the rule database (known: " +
-                    known_platforms(db) + "); choose a platform with --platform");
-  }
+  const Platform* p = resolve_platform(db, log.marches.front(), "the log's march", error);
+  if (p == nullptr) command_error(log_path, error + "; choose a platform with --platform");
   return p;
 }
 
@@ -74,7 +64,7 @@ int compare(const CompareOptions& o) {
   if (!read_compile_log(o.log, log, error)) return command_error(o.log, error);
   const Platform* platform = log_platform(o.platform, o.log, db, log);
   if (platform == nullptr) return kExitError;
-  const ModelReport report = lint_model(o.model, *platform, o.facts, FixPlanning::Later);
+  const ModelReport report = lint(o.model, ModelPlan::defaults(*platform, o.facts));
   if (!report.ok) return command_error(o.model, report.error);
 
   const Comparison comparison = compare_placement(report, log);

@@ -1,7 +1,5 @@
 #include "lint_run.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <cctype>
 #include <atomic>
@@ -22,6 +20,8 @@
 #include "bpulint/fix_apply.h"
 #include "bpulint/hb_config.h"
 #include "bpulint/lint.h"
+#include "bpulint/settings.h"
+#include "bpulint/triage.h"
 #include "bpulint/model_writer.h"
 #include "bpulint/output_file.h"
 #include "bpulint/pytorch_snippet.h"
@@ -36,45 +36,6 @@ namespace fs = std::filesystem;
 namespace {
 
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// Every rule id a finding on this platform can carry: its rules, its
-// siblings' (reported as "cannot verify" here) and the engine's own.
-std::set<std::string> rule_ids(const Platform& p) {
-  std::set<std::string> ids;
-  for (const auto& r : p.rules) ids.insert(r.id);
-  for (const auto& s : p.sibling_rules) ids.insert(s.rule.id);
-  for (const auto& r : builtin_rules()) ids.insert(r.id);
-  return ids;
-}
-
-// The real ids nearest a typo (compared over the typo's length, so a
-// mistyped prefix finds the ids it was meant to start), at most three.
-std::string closest_ids(const std::string& selector, const std::set<std::string>& ids) {
-  std::vector<std::pair<size_t, std::string>> ranked;
-  for (const auto& id : ids) {
-    const std::string head = id.substr(0, std::max(selector.size(), size_t{4}));
-    ranked.emplace_back(std::min(edit_distance(selector, id), edit_distance(selector, head)), id);
-  }
-  std::sort(ranked.begin(), ranked.end());
-  std::string out;
-  for (size_t i = 0; i < ranked.size() && i < 3; ++i) out += (out.empty() ? "" : ", ") + ranked[i].second;
-  return out;
-}
-
 // What one configuration file (or none) means for the models that use it.
 struct Setup {
   Config config;
@@ -85,11 +46,7 @@ struct ModelRun {
   std::string path;  // as given: what every message and report names ("-" for standard input)
   std::string file;  // what is read: the path, or standard input's spooled copy
   Setup* setup = nullptr;
-  // Resolved per model: configuration (top level, then overrides), a Horizon
-  // compile config, then the command line.
-  ModelSettings settings;
-  const Platform* platform = nullptr;
-  FactOptions facts;
+  ModelPlan plan;  // resolve_plan: the configuration's layers, a Horizon compile config, then the command line
   std::unique_ptr<ModelReport> report;
   std::unique_ptr<FixRun> fix_run;
   std::unique_ptr<ModelReport> fixed;
@@ -97,7 +54,14 @@ struct ModelRun {
 
 class Runner {
  public:
-  explicit Runner(const RunOptions& o) : o_(o) {}
+  explicit Runner(const RunOptions& o) : o_(o) {
+    cli_.platform = o.platform;
+    cli_.select = o.select;
+    cli_.ignore = o.ignore;
+    cli_.input_shapes = o.facts.input_shapes;
+    cli_.hb_config = o.hb_config;
+    cli_.show_unverified = o.show_unverified;
+  }
 
   int run() {
     std::vector<std::string> paths, input_errors;
@@ -142,10 +106,16 @@ class Runner {
       ModelRun m;
       m.path = p;
       m.file = file_of(p);
-      if (!setup_for(p, m.setup, error) || !resolve(m, error)) return fail(error);
+      if (!setup_for(p, m.setup, error) ||
+          !resolve_plan(m.setup->config, m.setup->db, p, cli_, o_.baseline.empty() ? nullptr : &baseline_, m.plan,
+                        error)) {
+        return fail(error);
+      }
       models_.push_back(std::move(m));
     }
-    if (!selectors_match(error)) return fail(error);
+    std::vector<ScopedModel> scoped;
+    for (const auto& m : models_) scoped.push_back({m.path, &m.setup->config, m.plan.platform});
+    if (!check_selectors(scoped, cli_, error)) return fail(error);
     if (o_.hb_config != nullptr && text_output()) {
       out_ << o_.hb_config->path << ": Horizon compile config: " << hb_config_summary(*o_.hb_config) << "\n";
     }
@@ -182,113 +152,6 @@ class Runner {
     return true;
   }
 
-  // A selector that matches no rule would silently turn the gate off (a
-  // typo'd --select runs nothing and passes): each select, ignore and
-  // severity id or prefix, and each waiver's rule glob, must match a rule of
-  // a platform of the models it applies to.
-  bool selectors_match(std::string& error) const {
-    struct Use {
-      std::string where, what;
-      std::set<const Platform*> platforms;
-    };
-    std::map<std::pair<std::string, std::string>, Use> uses;  // (where, selector) -> platforms in scope
-    auto use = [&](const std::string& where, const std::string& what, const std::string& selector, const Platform* p) {
-      Use& u = uses[{where, what + "\n" + selector}];
-      u.where = where;
-      u.what = what;
-      u.platforms.insert(p);
-    };
-    for (const auto& m : models_) {
-      const Config& c = m.setup->config;
-      const std::string top = c.path.empty() ? "the configuration" : c.path;
-      if (!o_.select) for (const auto& id : c.select) use(top, "select", id, m.platform);
-      if (!o_.ignore) for (const auto& id : c.ignore) use(top, "ignore", id, m.platform);
-      for (const auto& kv : c.severity) use(top, "severity", kv.first, m.platform);
-      const std::string rel = c.relative_path(m.path);
-      for (const auto& ov : c.overrides) {
-        if (rel.empty() || !std::any_of(ov.models.begin(), ov.models.end(), [&](const std::string& g) {
-              return fnmatch_path(g, rel);
-            })) {
-          continue;
-        }
-        if (ov.select && !o_.select) for (const auto& id : *ov.select) use(ov.where.str(), "select", id, m.platform);
-        if (ov.ignore && !o_.ignore) for (const auto& id : *ov.ignore) use(ov.where.str(), "ignore", id, m.platform);
-        for (const auto& kv : ov.severity) use(ov.where.str(), "severity", kv.first, m.platform);
-      }
-      if (o_.select) for (const auto& id : *o_.select) use("--select", "", id, m.platform);
-      if (o_.ignore) for (const auto& id : *o_.ignore) use("--ignore", "", id, m.platform);
-      for (const auto& w : c.waivers) {
-        if (!w.model.empty() && (rel.empty() || !fnmatch_path(w.model, rel))) continue;
-        use(w.where.str(), "waiver rule", w.rule, m.platform);
-      }
-    }
-    for (const auto& [key, u] : uses) {
-      const std::string selector = key.second.substr(key.second.find('\n') + 1);
-      const bool glob = u.what == "waiver rule";
-      const bool exact = u.what == "severity";
-      std::set<std::string> ids;
-      std::string names;
-      for (const Platform* p : u.platforms) {
-        const auto some = rule_ids(*p);
-        ids.insert(some.begin(), some.end());
-        names += (names.empty() ? "" : " or ") + p->name;
-      }
-      const bool found = std::any_of(ids.begin(), ids.end(), [&](const std::string& id) {
-        if (glob) return rule_glob_matches(selector, id);
-        const std::string s = upper_id(selector);
-        return exact ? id == s : id.compare(0, s.size(), s) == 0;
-      });
-      if (found) continue;
-      error = u.where + ": " + (u.what.empty() ? "" : u.what + " ") + "'" + selector + "' matches no rule of " + names +
-              " (closest: " + closest_ids(upper_id(selector), ids) + "; see: bpu-lint rules --platform " +
-              (*u.platforms.begin())->name + ")";
-      return false;
-    }
-    return true;
-  }
-
-  static bool fnmatch_path(const std::string& pattern, const std::string& text) {
-    return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
-  }
-
-  // The model's settings, platform and pins: the configuration's layers,
-  // then a Horizon compile config (--hb-config), then the command line.
-  bool resolve(ModelRun& m, std::string& error) {
-    m.settings = m.setup->config.settings_for(m.path);
-    if (o_.select) m.settings.select = *o_.select;
-    if (o_.ignore) m.settings.ignore = *o_.ignore;
-    for (auto& id : m.settings.select) id = upper_id(id);
-    for (auto& id : m.settings.ignore) id = upper_id(id);
-    std::string platform_from = m.setup->config.path;
-    if (o_.hb_config != nullptr) {
-      m.settings.platform = o_.hb_config->march;
-      platform_from = o_.hb_config->path;
-      for (const auto& [name, dims] : o_.hb_config->input_shapes) {
-        m.settings.input_shapes[name] = dims;
-        m.settings.input_shape_sources[name] = o_.hb_config->path + " input_shape";
-      }
-    }
-    const std::string name = !o_.platform.empty()          ? o_.platform
-                             : m.settings.platform.has_value() ? *m.settings.platform
-                                                               : kDefaultPlatform;
-    m.platform = m.setup->db.find(name);
-    if (m.platform == nullptr) {
-      std::string names;
-      for (const auto& q : m.setup->db.platforms) names += (names.empty() ? "" : ", ") + q.name + " (" + q.march + ")";
-      error = "unknown platform or march '" + name + "'" +
-              (o_.platform.empty() && !platform_from.empty() ? " (from " + platform_from + ")" : "") + " (known: " + names +
-              ")";
-      return false;
-    }
-    m.facts.input_shapes = m.settings.input_shapes;
-    m.facts.pin_sources = m.settings.input_shape_sources;
-    for (const auto& [pin, dims] : o_.facts.input_shapes) {
-      m.facts.input_shapes[pin] = dims;
-      m.facts.pin_sources[pin] = "--input-shape";
-    }
-    return true;
-  }
-
   // Linting is read-only and independent per model, so -j runs models in
   // parallel; everything after it happens in input order.
   void lint_all() {
@@ -301,8 +164,8 @@ class Runner {
         try {
           m.report = std::make_unique<ModelReport>(
               i == 0 && first_read_.valid()
-                  ? lint_read_model(m.path, first_read_.get(), *m.platform, m.facts, FixPlanning::ByApplyConfig)
-                  : lint_read_model(m.path, read_model(m.file), *m.platform, m.facts, FixPlanning::ByApplyConfig));
+                  ? lint(m.path, m.plan, first_read_.get())
+                  : lint(m.path, m.plan, read_model(m.file)));
         } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
           m.report = std::make_unique<ModelReport>();
           m.report->path = m.path;
@@ -341,10 +204,8 @@ class Runner {
       broken_ = true;
       return;
     }
-    apply_config(r, *m.platform, m.setup->config, m.settings, o_.baseline.empty() ? nullptr : &baseline_,
-                 o_.show_unverified);
     locate_sources(r, sources_);
-    if (text_output()) render_text(out_, r, *m.platform, text_options());
+    if (text_output()) render_text(out_, r, *m.plan.platform, text_options());
     if (!o_.pytorch_snippet.empty()) write_snippet(r);
     if (o_.fix) fix(m);
   }
@@ -403,28 +264,31 @@ class Runner {
       }
       // Worded as a fix_blocked ends: what is left to change is the PyTorch source.
       log << printable_text(r.path) << ": nothing --fix can rewrite: " << errors << " error finding"
-          << (errors == 1 ? " (" + rules + ") offers" : "s (" + rules + ") offer") << " no fix on " << m.platform->name;
+          << (errors == 1 ? " (" + rules + ") offers" : "s (" + rules + ") offer") << " no fix on " << m.plan.platform->name;
       if (on_nodes == 1) log << "; the layer needs a change in its PyTorch source";
       if (on_nodes > 1) log << "; the layers need a change in their PyTorch source";
       log << " (bpu-lint explain " << unfixed.begin()->first << ")\n";
       return;
     }
     const std::string out = o_.fixed_model.empty() ? default_fixed_path(r.path) : o_.fixed_model;
-    m.fix_run = std::make_unique<FixRun>(apply_fixes(r, r.fix_plans, o_.fix_strategy, out, o_.external_data));
+    m.fix_run = std::make_unique<FixRun>(apply_fixes(*r.loaded, r.facts, r.fix_plans, o_.fix_strategy, out, o_.external_data));
     render_fix_run(log, r, *m.fix_run, text_options());
     if (!m.fix_run->error.empty()) broken_ = true;
     if (!m.fix_run->written) return;
-    m.fixed = std::make_unique<ModelReport>(lint_model(out, *m.platform, m.facts, FixPlanning::ByApplyConfig));
+    // The written model is linted as the original was, without the baseline:
+    // its entries name the original's path.
+    ModelPlan relint = m.plan;
+    relint.baseline = nullptr;
+    m.fixed = std::make_unique<ModelReport>(lint(out, relint));
     if (!m.fixed->ok) {
       std::cerr << printable_text(out + ": error: " + m.fixed->error) << "\n";
       broken_ = true;
       m.fixed.reset();
       return;
     }
-    apply_config(*m.fixed, *m.platform, m.setup->config, m.settings, nullptr, o_.show_unverified);
     if (text_output()) {
       out_ << "re-lint of " << out << ":\n";
-      render_text(out_, *m.fixed, *m.platform, text_options());
+      render_text(out_, *m.fixed, *m.plan.platform, text_options());
     }
   }
 
@@ -434,9 +298,19 @@ class Runner {
   // --input-shape that no model of the run has.
   std::vector<std::string> configuration_notes() const {
     std::vector<std::string> notes;
+    std::map<const Waiver*, size_t> models_in_scope, waiver_matches;
+    std::map<const Baseline::Entry*, size_t> baseline_matches;
+    for (const auto& m : models_) {
+      for (const Waiver* w : m.plan.waivers) ++models_in_scope[w];
+      for (const ModelReport* r : {m.report.get(), m.fixed.get()}) {
+        if (r == nullptr) continue;
+        for (const auto& [w, n] : r->waiver_matches) waiver_matches[w] += n;
+        for (const auto& [e, n] : r->baseline_matches) baseline_matches[e] += n;
+      }
+    }
     for (const auto& [path, setup] : setups_) {
       for (const auto& w : setup->config.waivers) {
-        if (w.matches == 0 && w.models_in_scope > 0) {
+        if (waiver_matches[&w] == 0 && models_in_scope[&w] > 0) {
           notes.push_back(w.where.str() + ": waiver for rule '" + w.rule + "' on node '" + w.node + "'" +
                           (w.model.empty() ? "" : " in '" + w.model + "'") + " matched nothing");
         }
@@ -447,9 +321,10 @@ class Runner {
       if (!o_.baseline.empty() && m.report && m.report->ok) linted.insert(baseline_model_key(m.path, o_.baseline));
     }
     for (const auto& e : baseline_.entries) {
-      if (e.matched < e.count && linted.count(e.model) > 0) {
+      const size_t matched = baseline_matches[&e];
+      if (matched < e.count && linted.count(e.model) > 0) {
         notes.push_back(o_.baseline + ": stale baseline entry: " + e.rule + " on " + e.node + " in " + e.model + " (" +
-                        std::to_string(e.count - e.matched) + " no longer found)");
+                        std::to_string(e.count - matched) + " no longer found)");
       }
     }
     for (const auto& entry : o_.facts.input_shapes) {
@@ -518,7 +393,7 @@ class Runner {
     } else {
       RunInfo info;
       info.tool_version = BPULINT_VERSION;
-      info.platform = models_.front().platform;
+      info.platform = models_.front().plan.platform;
       info.exit_code = code;
       info.show_waived = o_.show_waived;
       info.min_severity = o_.min_severity;
@@ -528,12 +403,12 @@ class Runner {
       info.with_statistics = o_.statistics;
       if (o_.format == "sarif") info.sarif_root = sarif_source_root();
       for (const auto& m : models_) {
-        for (const auto& kv : m.settings.severity) info.severity_overrides[kv.first] = kv.second;
+        for (const auto& kv : m.plan.levels.severity) info.severity_overrides[kv.first] = kv.second;
       }
       for (const auto& m : models_) {
         RunInfo::Model im;
         im.path = m.path;
-        im.platform = m.platform;
+        im.platform = m.plan.platform;
         if (m.report->ok) im.report = m.report.get();
         else im.error = m.report->error;
         im.fix_run = m.fix_run.get();
@@ -583,6 +458,7 @@ class Runner {
   }
 
   const RunOptions& o_;
+  CommandLineSettings cli_;
   std::map<std::string, std::unique_ptr<Setup>> setups_;  // by configuration path ("" = none)
   std::vector<ModelRun> models_;
   StdinSpool stdin_;                   // a model piped in as '-' (before first_read_: outlives it)

@@ -7,9 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "bpulint/evaluate.h"
-#include "bpulint/fixes.h"
-#include "bpulint/graph_walk.h"
+#include "bpulint/facts.h"
 #include "bpulint/yaml_reader.h"
 
 namespace bpulint {
@@ -41,80 +39,8 @@ bool load_yaml_file(const std::string& path, YAML::Node& root, std::string& erro
   }
 }
 
-bool matches_prefix(const std::string& id, const std::vector<std::string>& prefixes) {
-  for (const auto& p : prefixes) {
-    if (id.compare(0, p.size(), p) == 0) return true;
-  }
-  return false;
-}
-
 bool glob(const std::string& pattern, const std::string& text) {
   return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
-}
-
-bool waiver_matches(const Waiver& w, const Diagnostic& d, const ModelReport& r) {
-  if (!rule_glob_matches(w.rule, d.rule->id)) return false;
-  if (d.node < 0) return glob(w.node, "<model>");
-  const NodeFacts& n = r.facts.nodes[static_cast<size_t>(d.node)];
-  return glob(w.node, std::string(n.name)) || glob(w.node, std::string(n.display_name)) || glob(w.node, n.path());
-}
-
-// A node's identity in a baseline: its graph's path + its name, or, when
-// unnamed, its op type and output names (Relu:47). Unlike the display name
-// (Relu_3, the index in its graph) it stays put when unrelated nodes are
-// added. A subgraph's path is its owner's identity + the attribute (.then_branch).
-// In walk order (walk_graph), so entry k is ModelFacts::nodes[k].
-std::vector<std::string> baseline_node_keys(const onnx::GraphProto& main) {
-  std::vector<std::string> keys;
-  struct Frame {
-    std::string path;
-    size_t last = 0;  // the node visited last in this graph: a subgraph's owner
-  };
-  std::vector<Frame> frames;
-  walk_graph(
-      main,
-      [&](const onnx::GraphProto& g, const GraphSite<const onnx::NodeProto>& site, auto&& nodes) {
-        frames.push_back({site.owner == nullptr ? (g.name().empty() ? "main_graph" : g.name())
-                                                : keys[frames.back().last] + site.suffix()});
-        nodes();
-        frames.pop_back();
-      },
-      [&](const onnx::NodeProto& n, int index) {
-        std::string node = n.name();
-        if (node.empty()) {
-          std::string outputs;
-          for (const auto& o : n.output()) {
-            if (!o.empty()) outputs += (outputs.empty() ? "" : ",") + o;
-          }
-          node = n.op_type() + (outputs.empty() ? "_" + std::to_string(index) : ":" + outputs);
-        }
-        frames.back().last = keys.size();
-        keys.push_back(NodeFacts::node_path(frames.back().path, node));
-      });
-  return keys;
-}
-
-std::vector<std::string> baseline_node_keys(const ModelReport& r) {
-  std::vector<std::string> keys;
-  if (r.loaded != nullptr && r.loaded->model != nullptr) keys = baseline_node_keys(r.loaded->model->graph());
-  if (keys.size() != r.facts.nodes.size()) {  // not the facts' model: the display paths are all there is
-    keys.clear();
-    for (const auto& n : r.facts.nodes) keys.push_back(n.path());
-  }
-  return keys;
-}
-
-std::string node_key(const std::vector<std::string>& keys, const Diagnostic& d) {
-  return d.node < 0 ? "<model>" : keys[static_cast<size_t>(d.node)];
-}
-
-// Schema 1 baselines keyed unnamed nodes by display path (Relu_3).
-std::string legacy_node_key(const ModelReport& r, const Diagnostic& d) {
-  return d.node < 0 ? "<model>" : r.facts.nodes[static_cast<size_t>(d.node)].path();
-}
-
-std::string op_key(const ModelReport& r, const Diagnostic& d) {
-  return d.node < 0 ? "" : r.facts.nodes[static_cast<size_t>(d.node)].op_type;
 }
 
 std::string folder_of(const std::string& path) {
@@ -280,12 +206,6 @@ bool load_config(const std::string& path, Config& config, std::string& error) {
   }
 }
 
-std::string baseline_model_key(const std::string& model_path, const std::string& baseline_path) {
-  std::error_code ec;
-  const fs::path rel = fs::relative(fs::absolute(model_path), fs::absolute(baseline_path).parent_path(), ec);
-  return ec || rel.empty() ? model_path : rel.generic_string();
-}
-
 bool load_baseline(const std::string& path, Baseline& baseline, std::string& error) {
   baseline = Baseline{};
   baseline.path = path;
@@ -323,99 +243,6 @@ bool load_baseline(const std::string& path, Baseline& baseline, std::string& err
     error = e.where.str() + ": " + yaml_message(e.message);
     return false;
   }
-}
-
-std::string baseline_text(const std::vector<const ModelReport*>& reports, const std::string& baseline_path) {
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> counts;
-  for (const ModelReport* r : reports) {
-    const std::vector<std::string> keys = baseline_node_keys(*r);
-    for (const auto& d : r->diagnostics) {
-      if (!d.shown()) continue;
-      ++counts[{baseline_model_key(r->path, baseline_path), d.rule->id, node_key(keys, d), op_key(*r, d)}];
-    }
-  }
-  YAML::Emitter out;
-  out << YAML::Comment("bpu-lint baseline: known findings. `bpu-lint --baseline FILE` reports only new ones.");
-  out << YAML::BeginMap << YAML::Key << "schema_version" << YAML::Value << kBaselineSchema << YAML::Key << "findings"
-      << YAML::Value << YAML::BeginSeq;
-  for (const auto& [key, count] : counts) {
-    out << YAML::BeginMap << YAML::Key << "model" << YAML::Value << YAML::DoubleQuoted << std::get<0>(key)
-        << YAML::Key << "rule" << YAML::Value << std::get<1>(key) << YAML::Key << "node" << YAML::Value
-        << YAML::DoubleQuoted << std::get<2>(key) << YAML::Key << "op" << YAML::Value << std::get<3>(key)
-        << YAML::Key << "count" << YAML::Value << count << YAML::EndMap;
-  }
-  out << YAML::EndSeq << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
-}
-
-void apply_config(ModelReport& r, const Platform& platform, Config& config, const ModelSettings& settings,
-                  Baseline* baseline, bool show_unverified) {
-  if (!r.ok) return;
-  const RuleLevel rule_level = [&settings](const Rule& rule, Severity& severity) {
-    if (!settings.select.empty() && !matches_prefix(rule.id, settings.select)) return false;
-    if (matches_prefix(rule.id, settings.ignore)) return false;
-    auto level = settings.severity.find(rule.id);
-    if (level != settings.severity.end()) severity = level->second;
-    return true;
-  };
-  // Where a node runs is the database's prediction: select, ignore and
-  // severity change what is reported, never that (a rule a team believes
-  // wrong is overridden in a rules file); waivers accept a finding, they do
-  // not move the node back to the BPU either.
-  r.placement = place_nodes(r.facts, platform, r.diagnostics);
-  // Kept in place: a fresh vector for 20,000 findings cost more than the test.
-  auto& all = r.diagnostics;
-  size_t kept = 0;
-  for (auto& d : all) {
-    Severity severity = d.severity;
-    if (!rule_level(*d.rule, severity)) continue;
-    if (d.outcome == Outcome::Fail) d.severity = severity;
-    if (&d != &all[kept]) all[kept] = std::move(d);
-    ++kept;
-  }
-  all.erase(all.begin() + static_cast<long>(kept), all.end());
-  // Root causes count only the checks still selected.
-  fold_unverified(r.facts, r.diagnostics, show_unverified);
-  // A waiver scoped to other models neither applies here nor counts this model.
-  const std::string model_rel = config.relative_path(r.path);
-  std::vector<Waiver*> in_scope;
-  for (auto& w : config.waivers) {
-    if (w.model.empty() || (!model_rel.empty() && glob(w.model, model_rel))) {
-      in_scope.push_back(&w);
-      ++w.models_in_scope;
-    }
-  }
-  for (auto& d : r.diagnostics) {
-    if (d.folded_into_note) continue;
-    for (Waiver* wp : in_scope) {
-      Waiver& w = *wp;
-      if (waiver_matches(w, d, r)) {
-        d.waiver = w.reason;
-        ++w.matches;
-        break;
-      }
-    }
-  }
-  if (baseline != nullptr) {
-    const std::string model = baseline_model_key(r.path, baseline->path);
-    const std::vector<std::string> keys = baseline_node_keys(r);
-    for (auto& d : r.diagnostics) {
-      if (!d.waiver.empty() || d.folded_into_note) continue;
-      const std::string node = baseline->schema_version < 2 ? legacy_node_key(r, d) : node_key(keys, d);
-      for (auto& e : baseline->entries) {
-        if (e.matched < e.count && e.model == model && e.rule == d.rule->id && e.node == node &&
-            e.op == op_key(r, d)) {
-          d.baselined = true;
-          ++e.matched;
-          break;
-        }
-      }
-    }
-  }
-  r.summary = summarize(r.facts, r.placement, r.diagnostics);
-  // Plans follow the findings that remain (plan_fixes skips the ones not
-  // shown), judged at this model's levels.
-  r.fix_plans = plan_fixes(r.facts, r.diagnostics, platform, rule_level);
 }
 
 }  // namespace bpulint

@@ -5,6 +5,7 @@
 #include "bpulint/evaluate.h"
 #include "bpulint/model_checker.h"
 #include "bpulint/side_by_side.h"
+#include "bpulint/triage.h"
 
 namespace bpulint {
 
@@ -15,27 +16,17 @@ ModelRead read_model(const std::string& path) {
   return read;
 }
 
-ModelReport lint_model(const std::string& path, const Platform& platform, const FactOptions& options,
-                       FixPlanning planning) {
-  return lint_read_model(path, read_model(path), platform, options, planning);
-}
+namespace {
 
-ModelReport lint_read_model(const std::string& path, ModelRead read, const Platform& platform,
-                            const FactOptions& options, FixPlanning planning) {
-  ModelReport r;
-  r.path = path;
-  if (read.model == nullptr) {
-    r.error = read.error;
-    return r;
-  }
-  r.loaded = std::move(read.model);
+// The model, checked by the ONNX checker beside the walk that extracts the
+// facts and the rule checks that follow it node by node.
+// An invalid model is refused like an unreadable one: its verdicts would be
+// about a graph no toolchain accepts. A model newer than the ONNX library is
+// linted without the checker, and says so. The checker reads the same model
+// as the walk and both only read it, so it runs beside them (on a 100k-node
+// graph it would otherwise add a third to the run); its verdict decides afterwards.
+bool facts_and_findings(ModelReport& r, const ModelPlan& plan) {
   std::string error;
-  // An invalid model is refused like an unreadable one: its verdicts would
-  // be about a graph no toolchain accepts. A model newer than the ONNX
-  // library is linted without the checker, and says so.
-  // The checker reads the same model as the walk and both only read it, so
-  // it runs beside the walk and the rule checks (on a 100k-node graph it
-  // would otherwise add a third to the run); its verdict decides afterwards.
   const std::string cannot_check = checker_cannot_judge(*r.loaded->model);
   bool valid = true;
   std::string check_error;
@@ -44,8 +35,8 @@ ModelReport lint_read_model(const std::string& path, ModelRead read, const Platf
   bool extracted = false;
   run_side_by_side(
       [&] {
-        r.diagnostics = evaluate_while_extracting(r.facts, platform, progress, [&] {
-          extracted = extract_facts(*r.loaded, options, r.facts, error, &progress);
+        r.diagnostics = evaluate_while_extracting(r.facts, *plan.platform, progress, [&] {
+          extracted = extract_facts(*r.loaded, plan.facts, r.facts, error, &progress);
           if (extracted && !cannot_check.empty()) {
             r.facts.notes.push_back("not checked by the ONNX checker: " + cannot_check);
           }
@@ -63,20 +54,42 @@ ModelReport lint_read_model(const std::string& path, ModelRead read, const Platf
     valid = check_onnx_model(*r.loaded->model, r.loaded->folder, check_error);
   }
   if (!valid) {
+    const std::string path = r.path;
     r = ModelReport{};
     r.path = path;
     r.error = "invalid ONNX model: " + check_error;
+    return false;
+  }
+  if (!extracted) r.error = error;
+  return extracted;
+}
+
+}  // namespace
+
+ModelReport lint(const std::string& path, const ModelPlan& plan) { return lint(path, plan, read_model(path)); }
+
+ModelReport lint(const std::string& path, const ModelPlan& plan, ModelRead read) {
+  ModelReport r;
+  r.path = path;
+  r.loaded = std::move(read.model);
+  if (r.loaded == nullptr) {
+    r.error = read.error;
     return r;
   }
-  if (!extracted) {
-    r.error = error;
-    return r;
-  }
-  if (planning != FixPlanning::ByApplyConfig) {
-    r.placement = place_nodes(r.facts, platform, r.diagnostics);
-    r.summary = summarize(r.facts, r.placement, r.diagnostics);
-  }
-  if (planning == FixPlanning::Now) r.fix_plans = plan_fixes(r.facts, r.diagnostics, platform);
+  if (!facts_and_findings(r, plan)) return r;
+  // Where a node runs is the database's prediction: levels change what is
+  // reported, never that (a rule a team believes wrong is overridden in a
+  // rules file), and waivers accept a finding without moving its node back.
+  r.placement = place_nodes(r.facts, *plan.platform, r.diagnostics);
+  apply_levels(r.diagnostics, plan.levels);
+  // Root causes count only the checks still selected.
+  fold_unverified(r.facts, r.diagnostics, plan.show_unverified);
+  apply_waivers(r, plan.waivers);
+  if (plan.baseline != nullptr) apply_baseline(r, *plan.baseline);
+  r.summary = summarize(r.facts, r.placement, r.diagnostics);
+  // Plans follow the findings still shown, judged at this model's levels.
+  r.fix_plans = plan_fixes(r.facts, r.diagnostics, *plan.platform,
+                           [&plan](const Rule& rule, Severity& level) { return plan.levels.admits(rule, level); });
   r.ok = true;
   return r;
 }

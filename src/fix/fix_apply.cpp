@@ -210,15 +210,15 @@ bool check_model_validity(onnx::ModelProto& model, const std::string& model_dir,
 
 }  // namespace
 
-FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& plans, const std::string& strategy,
-                   const std::string& output_path, bool external_data) {
+FixRun apply_fixes(const LoadedModel& loaded, const ModelFacts& facts_of_model, const std::vector<NodeFixPlan>& plans,
+                   const std::string& strategy, const std::string& output_path, bool external_data) {
   FixRun run;
   run.output_path = output_path;
-  onnx::ModelProto model = *report.loaded->model;
+  onnx::ModelProto model = *loaded.model;
   const std::vector<NodeSlot> slots = collect_slots(*model.mutable_graph());
   NameAllocator names = NameAllocator::for_model(model);
   const TensorBytesReader reader = [&](const onnx::TensorProto& t, std::string& bytes, std::string& error) {
-    return read_tensor_bytes(*report.loaded, t, bytes, error);
+    return read_tensor_bytes(loaded, t, bytes, error);
   };
 
   // Rewrites are built in node order (names are handed out in that order),
@@ -227,7 +227,7 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
   for (const auto& plan : plans) {
     FixResult result;
     result.node = plan.node;
-    const NodeFacts& facts = report.facts.nodes[static_cast<size_t>(plan.node)];
+    const NodeFacts& facts = facts_of_model.nodes[static_cast<size_t>(plan.node)];
     const FixOption* option = choose_fix(plan, strategy, result.reason);
     if (option == nullptr || static_cast<size_t>(plan.node) >= slots.size()) {
       if (option != nullptr) result.reason = "node not found in the model";
@@ -247,7 +247,7 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
     c.in.params = plan.params;
     std::string error;
     QuantisedWeight quantised;
-    if (find_quantised_weight(report.facts, facts, quantised, error) == WeightForm::Quantised) {
+    if (find_quantised_weight(facts_of_model, facts, quantised, error) == WeightForm::Quantised) {
       // The constant under the weight's DequantizeLinear is what the rewrite lays out.
       c.quantised = std::make_unique<QuantisedWeight>(quantised);
       c.in.quantised = c.quantised.get();
@@ -355,7 +355,7 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
 
   std::string error;
   // The loaded path, not the display path: it is where the weights really are.
-  const std::string& source_dir = report.loaded->folder;
+  const std::string& source_dir = loaded.folder;
   if (!check_model_validity(model, source_dir.empty() ? "." : source_dir, error)) {
     run.error = "the rewritten model fails the ONNX checker or strict shape inference (" + error +
                 "); nothing was written";
@@ -370,7 +370,7 @@ FixRun apply_fixes(const ModelReport& report, const std::vector<NodeFixPlan>& pl
   WriteOptions write_options;
   write_options.external_data = external_data;
   WriteResult written;
-  if (!write_model_atomic(*report.loaded, model, output_path, write_options, written, error)) {
+  if (!write_model_atomic(loaded, model, output_path, write_options, written, error)) {
     run.error = error;
     for (auto& r : run.results) {
       if (r.applied) {
