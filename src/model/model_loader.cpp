@@ -1,9 +1,6 @@
-// See model_loader.h for the why. Layout of this file:
-//   1. MappedFile      - read-only view of the model file (mmap, read() fallback)
-//   2. wire primitives - varint encode, FieldReader that validates as it goes
-//   3. LeanEncoder     - re-encodes the model, replacing big raw_data payloads
-//                        with external-data self-references
-//   4. load_model, read_tensor_bytes, is_self_reference
+// See model_loader.h for the why. This file reads the model file's bytes
+// (MappedFile), assembles the ModelProto from its lean copy (wire_scanner.h has
+// the wire format) and reads tensor bytes, typed or external.
 #include "bpulint/model_loader.h"
 
 #include <fcntl.h>
@@ -15,7 +12,6 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
-#include <climits>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -27,18 +23,15 @@
 
 #include "bpulint/bulk_memory.h"
 #include "bpulint/side_by_side.h"
+#include "wire_scanner.h"
 
 namespace bpulint {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kMaxDepth = 64;                        // message nesting levels
-constexpr uint64_t kMaxLeanSize = INT_MAX;           // protobuf's parse limit
-constexpr const char* kNotOnnx = "not an ONNX model: ";
-
 // ---------------------------------------------------------------------------
-// 1. MappedFile
+// MappedFile
 // ---------------------------------------------------------------------------
 
 // Closes a file descriptor on scope exit.
@@ -154,402 +147,7 @@ class MappedFile {
 };
 
 // ---------------------------------------------------------------------------
-// 2. Wire primitives
-// ---------------------------------------------------------------------------
-
-enum WireType : uint32_t {
-  kVarint = 0,
-  kFixed64 = 1,
-  kLengthDelimited = 2,
-  kStartGroup = 3,
-  kEndGroup = 4,
-  kFixed32 = 5,
-};
-
-void put_varint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-void put_tag(std::string& out, uint32_t field, WireType wt) {
-  put_varint(out, (static_cast<uint64_t>(field) << 3) | wt);
-}
-
-void put_bytes_field(std::string& out, uint32_t field, const std::string& s) {
-  put_tag(out, field, kLengthDelimited);
-  put_varint(out, s.size());
-  out += s;
-}
-
-// One field as it sits in the file. All offsets are absolute file offsets.
-struct Field {
-  uint32_t number = 0;
-  uint32_t wire_type = 0;
-  uint64_t start = 0;    // first byte of the tag
-  uint64_t payload = 0;  // first byte after tag (and length, if delimited)
-  uint64_t end = 0;      // one past the last byte of the field
-  uint64_t value = 0;    // varint value (kVarint fields only)
-};
-
-// Iterates over the fields of one message occupying [begin, end) of the
-// file, validating tags, varints and lengths against the message bounds.
-// Error texts name the absolute byte offset so a broken file can be
-// inspected with a hex dump.
-class FieldReader {
- public:
-  FieldReader(const uint8_t* data, uint64_t begin, uint64_t end)
-      : data_(data), pos_(begin), end_(end) {}
-
-  bool done() const { return pos_ >= end_; }
-  uint64_t position() const { return pos_; }
-
-  bool next(Field& f, std::string& error) {
-    f = Field{};
-    f.start = pos_;
-    uint64_t tag = 0;
-    if (!read_varint(tag, error)) return false;
-    if (tag > UINT32_MAX) return fail(error, "invalid tag", f.start);
-    f.number = static_cast<uint32_t>(tag >> 3);
-    f.wire_type = static_cast<uint32_t>(tag & 7);
-    if (f.number == 0) return fail(error, "field number 0", f.start);
-    switch (f.wire_type) {
-      case kVarint:
-        if (!read_varint(f.value, error)) return false;
-        f.payload = f.start;
-        break;
-      case kFixed64:
-        if (!skip_fixed(f, 8, error)) return false;
-        break;
-      case kFixed32:
-        if (!skip_fixed(f, 4, error)) return false;
-        break;
-      case kLengthDelimited:
-        if (!skip_delimited(f, error)) return false;
-        break;
-      default:  // groups (3, 4) are not used by ONNX; 6 and 7 do not exist
-        return fail(error, "unsupported wire type " +
-                               std::to_string(f.wire_type) + " in field " +
-                               std::to_string(f.number),
-                    f.start);
-    }
-    f.end = pos_;
-    return true;
-  }
-
- private:
-  static bool fail(std::string& error, const std::string& what,
-                   uint64_t at) {
-    error = kNotOnnx + what + " at byte " + std::to_string(at);
-    return false;
-  }
-
-  // Most tags and lengths are one byte: that case stays small enough to inline.
-  bool read_varint(uint64_t& v, std::string& error) {
-    if (pos_ < end_ && data_[pos_] < 0x80) {
-      v = data_[pos_++];
-      return true;
-    }
-    return read_long_varint(v, error);
-  }
-
-  bool read_long_varint(uint64_t& v, std::string& error) {
-    const uint64_t start = pos_;
-    v = 0;
-    for (int i = 0; i < 10; ++i) {
-      if (pos_ >= end_) return fail(error, "truncated varint", start);
-      const uint8_t b = data_[pos_++];
-      v |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
-      if ((b & 0x80) == 0) return true;
-    }
-    return fail(error, "varint longer than 10 bytes", start);
-  }
-
-  bool skip_fixed(Field& f, uint64_t width, std::string& error) {
-    f.payload = pos_;
-    if (width > end_ - pos_) return truncated(f, width, error);
-    pos_ += width;
-    return true;
-  }
-
-  bool skip_delimited(Field& f, std::string& error) {
-    uint64_t length = 0;
-    if (!read_varint(length, error)) return false;
-    f.payload = pos_;
-    // Compare against what is left rather than computing pos_ + length,
-    // which could overflow for a hostile 64-bit length.
-    if (length > end_ - pos_) return truncated(f, length, error);
-    pos_ += length;
-    return true;
-  }
-
-  bool truncated(const Field& f, uint64_t wanted, std::string& error) const {
-    error = std::string(kNotOnnx) + "truncated at byte " +
-            std::to_string(f.payload) + " (field " + std::to_string(f.number) +
-            " declares " + std::to_string(wanted) + " bytes, " +
-            std::to_string(end_ - pos_) + " left)";
-    return false;
-  }
-
-  const uint8_t* data_;
-  uint64_t pos_;
-  uint64_t end_;
-};
-
-// ---------------------------------------------------------------------------
-// 3. LeanEncoder
-// ---------------------------------------------------------------------------
-
-// The message types on the paths from ModelProto down to TensorProto. Only
-// these are re-encoded; every other field is copied verbatim with its tag.
-enum class Kind {
-  kModel,
-  kGraph,
-  kNode,
-  kAttribute,
-  kFunction,
-  kTrainingInfo,
-  kSparseTensor,
-  kTensor,
-  kOther,  // not on a tensor path: copy verbatim
-};
-
-// Field numbers from onnx.proto (ONNX 1.12).
-Kind child_kind(Kind parent, uint32_t field) {
-  switch (parent) {
-    case Kind::kModel:
-      if (field == 7) return Kind::kGraph;          // graph
-      if (field == 20) return Kind::kTrainingInfo;  // training_info
-      if (field == 25) return Kind::kFunction;      // functions
-      break;
-    case Kind::kGraph:
-      if (field == 1) return Kind::kNode;           // node
-      if (field == 5) return Kind::kTensor;         // initializer
-      if (field == 15) return Kind::kSparseTensor;  // sparse_initializer
-      break;
-    case Kind::kNode:
-      if (field == 5) return Kind::kAttribute;  // attribute
-      break;
-    case Kind::kAttribute:
-      if (field == 5 || field == 10) return Kind::kTensor;  // t, tensors
-      if (field == 6 || field == 11) return Kind::kGraph;   // g, graphs
-      if (field == 22 || field == 23) return Kind::kSparseTensor;
-      break;
-    case Kind::kFunction:
-      if (field == 7) return Kind::kNode;  // node
-      break;
-    case Kind::kTrainingInfo:
-      if (field == 1 || field == 2) return Kind::kGraph;  // init, algorithm
-      break;
-    case Kind::kSparseTensor:
-      if (field == 1 || field == 2) return Kind::kTensor;  // values, indices
-      break;
-    case Kind::kTensor:
-    case Kind::kOther:
-      break;
-  }
-  return Kind::kOther;
-}
-
-// TensorProto field numbers we care about.
-constexpr uint32_t kRawData = 9;
-constexpr uint32_t kExternalData = 13;
-constexpr uint32_t kDataLocation = 14;
-constexpr uint64_t kLocationExternal = 1;  // TensorProto.DataLocation.EXTERNAL
-// Up-front reservations are capped: they are an optimisation, not a promise.
-constexpr uint64_t kReserveCap = 64ull << 20;
-
-class LeanEncoder {
- public:
-  // `mapped`: data is a memory mapping with read-ahead off; the encoder reads
-  // ahead itself (see prefetch).
-  LeanEncoder(const uint8_t* data, uint64_t size, std::string self_location, bool mapped)
-      : data_(data), size_(size), self_location_(std::move(self_location)), mapped_(mapped) {}
-
-  // A dry pass first: when no payload needs stripping (small-weight graphs)
-  // the file itself is the lean model and no copy is made (`unchanged`).
-  bool encode(std::string& lean, bool& unchanged, std::string& error) {
-    if (!encode_message(Kind::kModel, 0, size_, 1, nullptr)) {
-      error = error_;
-      return false;
-    }
-    unchanged = stripped_tensors == 0;
-    if (unchanged) return true;
-    node_spans.clear();
-    stripped_bytes = 0;
-    stripped_tensors = 0;
-    lean.reserve(static_cast<size_t>(std::min<uint64_t>(size_, kReserveCap)));
-    if (!encode_message(Kind::kModel, 0, size_, 1, &lean)) {
-      error = error_;
-      return false;
-    }
-    return true;
-  }
-
-  // Every field of every tensor read (encode skips small tensors' fields):
-  // false with the first place the framing breaks, for the error message.
-  bool check_framing(std::string& error) {
-    skip_small_tensors_ = false;
-    if (encode_message(Kind::kModel, 0, size_, 1, nullptr)) return true;
-    error = error_;
-    return false;
-  }
-
-  std::vector<ByteSpan> node_spans;
-  uint64_t stripped_bytes = 0;
-  size_t stripped_tensors = 0;
-
- private:
-  // Appends the lean encoding of the message at [begin, end) (its payload,
-  // without tag/length) to `out`. `depth` is this message's nesting level.
-  bool encode_message(Kind kind, uint64_t begin, uint64_t end, int depth,
-                      std::string* out) {
-    if (kind == Kind::kTensor) return encode_tensor(begin, end, out);
-    FieldReader reader(data_, begin, end);
-    Field f;
-    while (!reader.done()) {
-      prefetch(reader.position());
-      if (!reader.next(f, error_)) return false;
-      const Kind child = child_kind(kind, f.number);
-      if (child == Kind::kOther || f.wire_type != kLengthDelimited) {
-        // Wrong wire types are copied too: protobuf will reject them later.
-        copy(f.start, f.end, out);
-      } else if (!encode_child(child, f, depth + 1, out)) {
-        return false;
-      }
-      if (out != nullptr && out->size() > kMaxLeanSize) {
-        error_ = "model structure exceeds 2 GiB";
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // Re-encodes a sub-message into a scratch buffer first, because its
-  // length prefix may shrink when payloads are stripped.
-  bool encode_child(Kind kind, const Field& f, int depth, std::string* out) {
-    if (depth > kMaxDepth) {
-      error_ = "nesting deeper than " + std::to_string(kMaxDepth) + " levels";
-      return false;
-    }
-    // Recorded before descending so that nested nodes follow their parent.
-    if (kind == Kind::kNode) node_spans.push_back({f.payload, f.end - f.payload});
-    if (out == nullptr) return encode_message(kind, f.payload, f.end, depth, nullptr);
-    std::string body;
-    // Stripping only shrinks a message, so its original size bounds the body.
-    body.reserve(static_cast<size_t>(std::min<uint64_t>(f.end - f.payload, kReserveCap)));
-    if (!encode_message(kind, f.payload, f.end, depth, &body)) return false;
-    put_tag(*out, f.number, kLengthDelimited);
-    put_varint(*out, body.size());
-    *out += body;
-    return true;
-  }
-
-  // TensorProto: fields may come in any order (raw_data before dims, ...),
-  // so a first pass decides whether to strip and a second pass copies.
-  bool encode_tensor(uint64_t begin, uint64_t end, std::string* out) {
-    // A tensor no longer than the limit cannot hold a payload to strip (most
-    // initializers of a big graph): copied without reading its fields, which
-    // protobuf checks when it parses them (check_framing says where it broke).
-    if (skip_small_tensors_ && end - begin <= kInlinePayloadLimit) {
-      copy(begin, end, out);
-      return true;
-    }
-    prefetch(begin);
-    Field raw;  // the last raw_data wins, as in protobuf
-    bool has_raw = false;
-    bool already_external = false;
-    FieldReader scan(data_, begin, end);
-    Field f;
-    while (!scan.done()) {
-      if (!scan.next(f, error_)) return false;
-      if (f.number == kRawData && f.wire_type == kLengthDelimited) {
-        raw = f;
-        has_raw = true;
-      }
-      if (f.number == kExternalData || f.number == kDataLocation)
-        already_external = true;
-    }
-    const uint64_t raw_length = has_raw ? raw.end - raw.payload : 0;
-    if (!has_raw || already_external || raw_length <= kInlinePayloadLimit) {
-      copy(begin, end, out);
-      return true;
-    }
-    // Copy everything except raw_data; its bytes are never touched.
-    FieldReader copier(data_, begin, end);
-    while (!copier.done()) {
-      if (!copier.next(f, error_)) return false;
-      if (!(f.number == kRawData && f.wire_type == kLengthDelimited))
-        copy(f.start, f.end, out);
-    }
-    if (out != nullptr) append_self_reference(raw.payload, raw_length, *out);
-    stripped_bytes += raw_length;
-    ++stripped_tensors;
-    return true;
-  }
-
-  void append_self_reference(uint64_t offset, uint64_t length,
-                             std::string& out) const {
-    put_tag(out, kDataLocation, kVarint);
-    put_varint(out, kLocationExternal);
-    append_entry("location", self_location_, out);
-    append_entry("offset", std::to_string(offset), out);
-    append_entry("length", std::to_string(length), out);
-  }
-
-  // One StringStringEntryProto (key = 1, value = 2) in external_data.
-  static void append_entry(const std::string& key, const std::string& value,
-                           std::string& out) {
-    std::string entry;
-    put_bytes_field(entry, 1, key);
-    put_bytes_field(entry, 2, value);
-    put_bytes_field(out, kExternalData, entry);
-  }
-
-  void copy(uint64_t begin, uint64_t end, std::string* out) const {
-    if (out == nullptr) return;
-    out->append(reinterpret_cast<const char*>(data_ + begin), static_cast<size_t>(end - begin));
-  }
-
-  // Read-ahead by hand: the kernel's would also read the weights the walk
-  // skips. When the walk reaches past what was requested, the next window
-  // is requested; a window reaches at most kPrefetchWindow into a payload
-  // that is then skipped, so a cold lint reads the graph plus a bounded
-  // amount per large tensor, and a graph-only file still streams in. The
-  // window is mapped in one call where the kernel can (random access also
-  // turns off mapping neighbouring cached pages on a fault, so a warm file
-  // would otherwise cost one fault per page).
-  void prefetch(uint64_t pos) {
-    if (!mapped_ || pos < prefetched_) return;
-    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-    const uint64_t from = pos / page * page;
-    const uint64_t to = std::min(size_, from + kPrefetchWindow);
-    uint8_t* addr = const_cast<uint8_t*>(data_) + from;
-    const auto length = static_cast<size_t>(to - from);
-    prefetched_ = to;
-    // Read this window and the next in large requests (random access would
-    // read page by page), then map this one.
-    const auto ahead = static_cast<size_t>(std::min(size_, to + kPrefetchWindow) - from);
-    (void)::madvise(addr, ahead, MADV_WILLNEED);
-#ifdef MADV_POPULATE_READ
-    (void)::madvise(addr, length, MADV_POPULATE_READ);  // older kernels: fault page by page
-#endif
-  }
-  static constexpr uint64_t kPrefetchWindow = 1ull << 20;
-
-  const uint8_t* data_;
-  uint64_t size_;
-  std::string self_location_;
-  bool mapped_ = false;
-  bool skip_small_tensors_ = true;  // see encode_tensor
-  uint64_t prefetched_ = 0;
-  std::string error_;
-};
-
-// ---------------------------------------------------------------------------
-// 4. Helpers for the public functions
+// Helpers for the public functions
 // ---------------------------------------------------------------------------
 
 std::string basename_of(const std::string& path) {
@@ -667,20 +265,17 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   const std::string real_name = ec ? basename_of(path) : real.filename().string();
   std::string folder = ec ? fs::path(path).parent_path().string() : real.parent_path().string();
   if (folder.empty()) folder = ".";
-  LeanEncoder encoder(file.data(), file.size(), real_name, file.mapped());
-  std::string lean;
-  bool unchanged = false;
+  LeanCopy lean;
   // Where the framing breaks, said as a scan of every field finds it first.
   const auto exact_framing_error = [&](std::string& message) {
-    LeanEncoder framing(file.data(), file.size(), real_name, false);
     std::string first_break;
-    if (!framing.check_framing(first_break)) message = first_break;
+    if (!check_framing(file.data(), file.size(), first_break)) message = first_break;
   };
-  if (!encoder.encode(lean, unchanged, error)) {
+  if (!encode_lean_copy(file.data(), file.size(), real_name, file.mapped(), lean, error)) {
     exact_framing_error(error);
     return false;
   }
-  if (unchanged && file.size() > kMaxLeanSize) {
+  if (lean.unchanged && file.size() > kMaxLeanSize) {
     error = "model structure exceeds 2 GiB";
     return false;
   }
@@ -688,8 +283,8 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   LoadedModel result;
   result.arena = make_bulk_arena();
   result.model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(result.arena.get());
-  const bool parsed = unchanged ? parse_model(file.data(), file.size(), *result.model)
-                                : parse_model(reinterpret_cast<const uint8_t*>(lean.data()), lean.size(), *result.model);
+  const bool parsed = lean.unchanged ? parse_model(file.data(), file.size(), *result.model)
+                                     : parse_model(reinterpret_cast<const uint8_t*>(lean.bytes.data()), lean.bytes.size(), *result.model);
   if (!parsed) {
     error = std::string(kNotOnnx) + "protobuf cannot parse the model structure";
     exact_framing_error(error);
@@ -701,9 +296,9 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   result.folder = folder;
   result.name = real_name;
   result.file_size = file.size();
-  result.node_spans = std::move(encoder.node_spans);
-  result.stripped_bytes = encoder.stripped_bytes;
-  result.stripped_tensors = encoder.stripped_tensors;
+  result.node_spans = std::move(lean.node_spans);
+  result.stripped_bytes = lean.stripped_bytes;
+  result.stripped_tensors = lean.stripped_tensors;
   out = std::move(result);
   return true;
 }
