@@ -8,7 +8,7 @@
 // fully known values, and its Reshape before opset 14 ignores it. torch
 // exports of opsets 11-17 need all of it, and a dynamic batch 'N' must travel
 // through as a symbol so that the rank and the other dims stay known.
-// Internal to the facts walk (facts.cpp).
+// Internal to the facts walk (fact_walk.cpp).
 #pragma once
 
 #include <onnx/onnx_pb.h>

@@ -53,7 +53,7 @@ struct Flow {
 };
 
 // The node that owns each subgraph: its path is the subgraph's path up to the
-// last '.' (facts.cpp names bodies "<owner path>.<attribute>").
+// last '.' (fact_walk.cpp names bodies "<owner path>.<attribute>").
 std::unordered_map<size_t, long> subgraph_owners(const ModelFacts& facts) {
   std::unordered_map<size_t, long> owner;
   bool nested = false;

@@ -1,0 +1,617 @@
+// The fact source: the records rules read, built from what the walk
+// (fact_walk.cpp) found: a node's on demand (NodeFactSource, node_record),
+// and the model's once, over its inputs as pinned (pin_input_shapes).
+#include "bpulint/facts.h"
+
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+#include <set>
+#include <string_view>
+#include <unordered_set>
+
+#include "facts_internal.h"
+
+namespace bpulint {
+namespace {
+
+// ---- the on-demand record -------------------------------------------------
+
+Value shape_value(const onnx::TypeProto* type, Value* rank) {
+  if (type == nullptr || !type->has_tensor_type()) {
+    *rank = Value::unknown("no type information");
+    return Value::unknown("no type information");
+  }
+  const auto& tensor = type->tensor_type();
+  if (!tensor.has_shape()) {
+    *rank = Value::unknown("shape not inferred");
+    return Value::unknown("shape not inferred");
+  }
+  std::vector<Value> dims;
+  dims.reserve(static_cast<size_t>(tensor.shape().dim_size()));
+  for (const auto& dim : tensor.shape().dim()) {
+    if (dim.has_dim_value()) {
+      dims.push_back(Value::of_int(dim.dim_value()));
+    } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
+      dims.push_back(Value::unknown("dynamic dim '" + dim.dim_param() + "'"));
+    } else {
+      dims.push_back(Value::unknown("dim not inferred"));
+    }
+  }
+  *rank = Value::of_int(static_cast<int64_t>(dims.size()));
+  return Value::of_list(std::move(dims));
+}
+
+// Small integer constants (axes, shapes, pads given as inputs) as a list.
+Value constant_value(const TensorFacts& t) {
+  constexpr int kMaxElements = 64;
+  const onnx::TensorProto* d = t.data;
+  // Short reasons: this runs for every input of every checked node, and a
+  // reason that fits the small-string buffer costs no allocation.
+  if (d == nullptr && t.values != nullptr) {  // shape arithmetic with symbolic or unknown elements
+    std::vector<Value> items;
+    for (const auto& e : t.values->elems) {
+      if (e.is_known()) items.push_back(Value::of_int(e.value));
+      else if (e.kind == IntElement::Kind::Symbol) items.push_back(Value::unknown("dynamic dim '" + e.symbol + "'"));
+      else items.push_back(Value::unknown("not computed"));
+    }
+    return Value::of_list(std::move(items));
+  }
+  if (d == nullptr) return Value::unknown("not a constant");
+  std::vector<Value> items;
+  if (d->data_type() == onnx::TensorProto::INT64) {
+    if (!d->raw_data().empty()) {
+      if (d->raw_data().size() % 8 != 0 || d->raw_data().size() / 8 > kMaxElements) return Value::unknown("constant too large");
+      for (size_t i = 0; i < d->raw_data().size(); i += 8) {
+        int64_t v = 0;
+        for (int b = 7; b >= 0; --b) v = static_cast<int64_t>((static_cast<uint64_t>(v) << 8) | static_cast<unsigned char>(d->raw_data()[i + static_cast<size_t>(b)]));
+        items.push_back(Value::of_int(v));
+      }
+    } else {
+      if (d->int64_data_size() > kMaxElements) return Value::unknown("constant too large");
+      for (int64_t v : d->int64_data()) items.push_back(Value::of_int(v));
+    }
+  } else if (d->data_type() == onnx::TensorProto::INT32 && d->raw_data().empty()) {
+    if (d->int32_data_size() > kMaxElements) return Value::unknown("constant too large");
+    for (int32_t v : d->int32_data()) items.push_back(Value::of_int(v));
+  } else {
+    return Value::unknown("not int const");
+  }
+  return Value::of_list(std::move(items));
+}
+
+// The fields of a tensor's record (`input[k].dtype`...): one list for the record and the typed reads.
+enum class TensorField { Name, Present, Const, Dtype, Shape, Rank, Value, From1d2dInput, Producer };
+const std::vector<std::pair<std::string, TensorField>>& tensor_fields() {
+  static const std::vector<std::pair<std::string, TensorField>> kFields = {
+      {"name", TensorField::Name},   {"present", TensorField::Present}, {"const", TensorField::Const},
+      {"dtype", TensorField::Dtype}, {"shape", TensorField::Shape},     {"rank", TensorField::Rank},
+      {"value", TensorField::Value}, {"from_1d_2d_input", TensorField::From1d2dInput},
+      {"producer", TensorField::Producer}};
+  return kFields;
+}
+
+// The facts NodeFactSource answers itself, by interned id: the names
+// node_record reserves (reserved_node_facts; a test checks both agree) and
+// the attributes convolution defaults resolve together.
+enum ReservedFact { kOp, kDomain, kOpset, kName, kOpClass, kMaxRank, kInput, kOutput, kKernelShape, kStrides,
+                    kDilations, kOutputPadding, kPads, kNotReserved };
+ReservedFact reserved_fact(FactId id) {
+  static const std::vector<FactId> kIds = [] {
+    std::vector<FactId> ids;
+    for (const char* s : {"op", "domain", "opset", "name", "op_class", "max_rank", "input", "output", "kernel_shape",
+                          "strides", "dilations", "output_padding", "pads"}) {
+      ids.push_back(intern_fact(s));
+    }
+    return ids;
+  }();
+  return static_cast<ReservedFact>(std::find(kIds.begin(), kIds.end(), id) - kIds.begin());
+}
+
+// One field of a tensor's record; tensor_record is these fields together.
+Value tensor_field(const TensorFacts& t, TensorField field) {
+  switch (field) {
+    case TensorField::Name: return Value::of_string(std::string(t.name));
+    case TensorField::Present: return Value::of_bool(!t.name.empty());
+    case TensorField::Producer:
+      // The op type of the node that writes it; "" for a model input or an initializer.
+      return Value::of_string(t.producer_node != nullptr ? t.producer_node->op_type() : std::string());
+    case TensorField::Const:
+      return t.shape_derived ? Value::unknown("computed from a dynamic dim: constant once the input is pinned")
+                             : Value::of_bool(t.is_const);
+    default: break;
+  }
+  if (t.name.empty()) return Value::unknown("optional input not present");
+  Value rank;
+  switch (field) {
+    case TensorField::Dtype:
+      if (t.type != nullptr && t.type->has_tensor_type() && t.type->tensor_type().elem_type() != 0) {
+        return Value::of_string(dtype_name(t.type->tensor_type().elem_type()));
+      }
+      return Value::unknown("type of '" + std::string(t.name) + "' not known");
+    case TensorField::Shape: return shape_value(t.type, &rank);
+    case TensorField::Rank: shape_value(t.type, &rank); return rank;
+    case TensorField::From1d2dInput: return Value::of_bool(t.from_1d_2d_input);
+    default: return constant_value(t);
+  }
+}
+
+Value tensor_record(const TensorFacts& t) {
+  // Filled in name order, as a record keeps its fields: no search, no shifting.
+  static const std::vector<std::pair<std::string, TensorField>> kSorted = [] {
+    auto fields = tensor_fields();
+    std::sort(fields.begin(), fields.end());
+    return fields;
+  }();
+  Value record = Value::of_record({});
+  Value::Fields& fields = record.fields();
+  for (const auto& [name, field] : kSorted) fields.emplace_back(name, tensor_field(t, field));
+  return record;
+}
+
+// Highest rank among the node's present tensors; unknown if any rank is.
+// A known rank is a lower bound of the maximum even when others are unknown,
+// so it is returned when the rules' limit is exceeded anyway (> 10).
+Value max_rank(const NodeFacts& n) {
+  int64_t best = 0;
+  std::string unknown;
+  for (const auto* list : {&n.inputs, &n.outputs}) {
+    for (const auto& t : *list) {
+      if (t.name.empty()) continue;
+      if (t.type == nullptr || !t.type->has_tensor_type() || !t.type->tensor_type().has_shape()) {
+        if (unknown.empty()) unknown = t.name;
+        continue;
+      }
+      best = std::max<int64_t>(best, t.type->tensor_type().shape().dim_size());
+    }
+  }
+  if (!unknown.empty() && best <= 10) return Value::unknown("rank of '" + unknown + "' unknown");
+  return Value::of_int(best);
+}
+
+Value attribute_value(const onnx::AttributeProto& attr) {
+  using A = onnx::AttributeProto;
+  switch (attr.type()) {
+    case A::INT: return Value::of_int(attr.i());
+    case A::FLOAT: return Value::of_float(attr.f());
+    case A::STRING: return Value::of_string(attr.s());
+    case A::INTS: {
+      std::vector<Value> items;
+      for (int64_t v : attr.ints()) items.push_back(Value::of_int(v));
+      return Value::of_list(std::move(items));
+    }
+    case A::FLOATS: {
+      std::vector<Value> items;
+      for (float v : attr.floats()) items.push_back(Value::of_float(v));
+      return Value::of_list(std::move(items));
+    }
+    case A::STRINGS: {
+      std::vector<Value> items;
+      for (const auto& v : attr.strings()) items.push_back(Value::of_string(v));
+      return Value::of_list(std::move(items));
+    }
+    case A::TENSOR: {
+      Value t = Value::of_record({});
+      t.set("dtype", Value::of_string(dtype_name(attr.t().data_type())));
+      std::vector<Value> dims;
+      for (int64_t d : attr.t().dims()) dims.push_back(Value::of_int(d));
+      t.set("shape", Value::of_list(std::move(dims)));
+      return t;
+    }
+    default:
+      return Value::unknown("attribute '" + attr.name() + "' has a type rules cannot read");
+  }
+}
+
+Value repeat_int(int64_t v, int64_t n) {
+  return Value::of_list(std::vector<Value>(static_cast<size_t>(n), Value::of_int(v)));
+}
+
+bool is_unset(const Value& rec, const char* name) {
+  const Value* v = rec.field(name);
+  return v == nullptr || v->is_unknown();
+}
+
+// ONNX leaves strides/pads/dilations/kernel_shape of convolution-like ops
+// without schema defaults ("defaults to 1 along each axis"); resolve them here
+// so rules read the values the operator actually uses.
+enum class ConvKind { None, Weighted, Pooling };
+
+ConvKind conv_kind(std::string_view op) {
+  static const std::unordered_set<std::string_view> kWeighted = {"Conv", "ConvTranspose", "ConvInteger"};
+  static const std::unordered_set<std::string_view> kPooling = {"MaxPool", "AveragePool", "LpPool"};
+  if (kWeighted.count(op) > 0) return ConvKind::Weighted;
+  return kPooling.count(op) > 0 ? ConvKind::Pooling : ConvKind::None;
+}
+
+void resolve_conv_defaults(const std::string& op, Value& rec) {
+  const ConvKind kind = conv_kind(op);
+  if (kind == ConvKind::None) return;
+  const bool weighted = kind == ConvKind::Weighted;
+
+  Value kernel = *rec.field("kernel_shape");
+  if (weighted && kernel.is_unknown()) {
+    const Value* input = rec.field("input");
+    static const std::vector<Value> none;
+    const auto& inputs = input != nullptr ? input->items() : none;
+    if (inputs.size() > 1) {
+      const Value* wshape = inputs[1].field("shape");
+      if (wshape != nullptr && wshape->kind() == Value::Kind::List && wshape->items().size() >= 3) {
+        kernel = Value::of_list({wshape->items().begin() + 2, wshape->items().end()});
+      }
+    }
+    rec.set("kernel_shape",
+            kernel.is_unknown() ? Value::unknown("kernel_shape not set and the weight shape is unknown") : kernel);
+  }
+  if (kernel.kind() != Value::Kind::List) return;  // spatial rank unknown: leave the rest unknown
+  const auto rank = static_cast<int64_t>(kernel.items().size());
+
+  if (is_unset(rec, "strides")) rec.set("strides", repeat_int(1, rank));
+  if (op != "AveragePool" && is_unset(rec, "dilations")) rec.set("dilations", repeat_int(1, rank));
+  if (op == "ConvTranspose" && is_unset(rec, "output_padding")) rec.set("output_padding", repeat_int(0, rank));
+  if (is_unset(rec, "pads")) {
+    const Value* auto_pad = rec.field("auto_pad");
+    const std::string mode = auto_pad && auto_pad->kind() == Value::Kind::String ? auto_pad->as_string() : "NOTSET";
+    if (mode == "NOTSET" || mode == "VALID") {
+      if (op == "ConvTranspose" && !is_unset(rec, "output_shape")) {
+        rec.set("pads", Value::unknown("pads derived from output_shape"));
+      } else {
+        rec.set("pads", repeat_int(0, 2 * rank));
+      }
+    } else {
+      rec.set("pads", Value::unknown("pads derived from auto_pad " + mode));
+    }
+  }
+}
+
+Value io_list(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& values,
+              const std::set<std::string>& skip, const std::map<std::string, const onnx::TypeProto*>& known) {
+  std::vector<Value> items;
+  for (const auto& vi : values) {
+    if (skip.count(vi.name()) != 0) continue;
+    auto it = known.find(vi.name());
+    items.push_back(tensor_record({vi.name(), it != known.end() ? it->second : &vi.type(), false}));
+  }
+  return Value::of_list(std::move(items));
+}
+
+}  // namespace
+
+bool pin_input_shapes(const onnx::GraphProto& graph, const FactOptions& options, ModelFacts& out,
+                      std::map<std::string, const onnx::TypeProto*>& pinned, std::string& error) {
+  if (options.input_shapes.empty()) return true;
+  // Graph inputs that are initializers are not pinned. Only the few input
+  // names are hashed, never the (many) initializers'.
+  std::unordered_set<std::string_view> initializers;
+  std::unordered_set<std::string_view> input_names;
+  for (const auto& vi : graph.input()) input_names.insert(vi.name());
+  for (const auto& init : graph.initializer()) {
+    if (input_names.count(init.name()) != 0) initializers.insert(init.name());
+  }
+  std::vector<const onnx::ValueInfoProto*> inputs;
+  for (const auto& vi : graph.input()) {
+    if (initializers.count(vi.name()) == 0) inputs.push_back(&vi);
+  }
+  for (const auto& pin : options.input_shapes) {
+    auto source = options.pin_sources.find(pin.first);
+    const std::string from = source != options.pin_sources.end() ? source->second : "--input-shape";
+    const onnx::ValueInfoProto* target = nullptr;
+    for (const auto* vi : inputs) {
+      if (vi->name() == pin.first) target = vi;
+    }
+    if (pin.first.empty()) {  // "the model's only input"
+      if (inputs.size() != 1) {
+        error = from + ": an input shape without an input name needs a model with one input (this one has " +
+                std::to_string(inputs.size()) + ")";
+        return false;
+      }
+      target = inputs[0];
+    }
+    if (target == nullptr) continue;  // pins for other models' inputs
+    const std::string name = target->name();
+    onnx::TypeProto type = target->type();
+    auto* shape = type.mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() != 0 && shape->dim_size() != static_cast<int>(pin.second.size())) {
+      error = from + " " + name + ": rank " + std::to_string(pin.second.size()) + " does not match the model's rank " +
+              std::to_string(shape->dim_size());
+      return false;
+    }
+    for (size_t i = 0; i < pin.second.size(); ++i) {
+      const int d = static_cast<int>(i);
+      if (d < shape->dim_size() && shape->dim(d).has_dim_value() && shape->dim(d).dim_value() != pin.second[i]) {
+        error = from + " " + name + ": dim " + std::to_string(i) + " is " + std::to_string(pin.second[i]) +
+                " but the model fixes it to " + std::to_string(shape->dim(d).dim_value());
+        return false;
+      }
+    }
+    shape->clear_dim();
+    for (int64_t d : pin.second) shape->add_dim()->set_dim_value(d);
+    auto* owned = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(out.arena.get());
+    *owned = std::move(type);
+    pinned[name] = owned;
+    out.pinned_inputs.push_back(name);
+  }
+  return true;
+}
+
+Value model_record(const onnx::ModelProto& model, const ModelFacts& facts,
+                   const std::map<std::string, const onnx::TypeProto*>& pinned) {
+  const auto& graph = model.graph();
+  // Graph inputs that are initializers (older exporters list weights as
+  // inputs) are not model inputs. A graph has a few inputs and outputs but
+  // may have 100,000 initializers and values: a name whose length matches
+  // none of the few is never hashed.
+  const auto lengths_of = [](const auto& list) {
+    std::set<size_t> lengths;
+    for (const auto& vi : list) lengths.insert(vi.name().size());
+    return lengths;
+  };
+  std::unordered_set<std::string_view> input_names;
+  for (const auto& vi : graph.input()) input_names.insert(vi.name());
+  const std::set<size_t> input_lengths = lengths_of(graph.input());
+  std::set<std::string> initializers;
+  for (const auto& init : graph.initializer()) {
+    if (input_lengths.count(init.name().size()) != 0 && input_names.count(init.name()) != 0) {
+      initializers.insert(init.name());
+    }
+  }
+  Value inputs = io_list(graph.input(), initializers, pinned);
+  // Outputs: prefer what inference found for the producing node.
+  std::unordered_set<std::string_view> output_names;
+  for (const auto& vi : graph.output()) output_names.insert(vi.name());
+  const std::set<size_t> output_lengths = lengths_of(graph.output());
+  std::map<std::string, const onnx::TypeProto*> produced;
+  for (const auto& n : facts.nodes) {
+    if (n.graph_id != 0) continue;
+    for (const auto& o : n.outputs) {
+      if (o.type != nullptr && output_lengths.count(o.name.size()) != 0 && output_names.count(o.name) != 0) {
+        produced[std::string(o.name)] = o.type;
+      }
+    }
+  }
+  Value outputs = io_list(graph.output(), {}, produced);
+  std::set<std::string> dtypes, names, duplicates;
+  bool dtype_unknown = false;
+  for (const auto* list : {&inputs, &outputs}) {
+    for (const auto& t : list->items()) {
+      const Value* d = t.field("dtype");
+      if (d->is_unknown()) dtype_unknown = true;
+      else dtypes.insert(d->as_string());
+      if (!names.insert(t.field("name")->as_string()).second) duplicates.insert(t.field("name")->as_string());
+    }
+  }
+  std::vector<Value> dtype_list, duplicate_list;
+  for (const auto& d : dtypes) dtype_list.push_back(Value::of_string(d));
+  for (const auto& d : duplicates) duplicate_list.push_back(Value::of_string(d));
+  Value rec = Value::of_record({});
+  rec.set("ir_version", Value::of_int(model.ir_version()));
+  rec.set("opset", Value::of_int(facts.default_opset));
+  rec.set("io_dtypes", dtype_unknown ? Value::unknown("a model input/output has no element type")
+                                     : Value::of_list(std::move(dtype_list)));
+  rec.set("duplicate_io_names", Value::of_list(std::move(duplicate_list)));
+  // Inputs whose shape is not fully static, e.g. "voxels [?, 128, 2, 6, 6]".
+  std::vector<Value> dynamic;
+  for (const auto& t : inputs.items()) {
+    const Value* shape = t.field("shape");
+    bool is_static = shape->kind() == Value::Kind::List;
+    for (const auto& d : is_static ? shape->items() : std::vector<Value>{}) is_static = is_static && !d.is_unknown();
+    if (!is_static) dynamic.push_back(Value::of_string(t.field("name")->as_string() + " " + shape->to_string()));
+  }
+  rec.set("dynamic_inputs", Value::of_list(std::move(dynamic)));
+  rec.set("input", std::move(inputs));
+  rec.set("output", std::move(outputs));
+  return rec;
+}
+
+FactSelection FactSelection::of(const std::set<std::string>& names) {
+  FactSelection f;
+  f.op = names.count("op") > 0;
+  f.domain = names.count("domain") > 0;
+  f.opset = names.count("opset") > 0;
+  f.name = names.count("name") > 0;
+  f.op_class = names.count("op_class") > 0;
+  f.max_rank = names.count("max_rank") > 0;
+  f.input = names.count("input") > 0;
+  f.output = names.count("output") > 0;
+  f.attributes = false;
+  for (const auto& n : names) f.attributes = f.attributes || reserved_node_facts().count(n) == 0;
+  return f;
+}
+
+Value node_record(const NodeFacts& n, const std::string& op_class, const FactSelection& select) {
+  // Conv-like defaults read the weight shape, so their attributes need the inputs.
+  const bool conv_like = n.domain.empty() && conv_kind(n.op_type) != ConvKind::None;
+
+  Value rec = Value::of_record({});
+  if (select.op) rec.set("op", Value::of_string(n.op_type));
+  if (select.domain) rec.set("domain", Value::of_string(n.domain));
+  if (select.opset || select.attributes) rec.set("opset", Value::of_int(n.opset));
+  if (select.name) rec.set("name", Value::of_string(std::string(n.name)));
+  if (select.op_class) rec.set("op_class", Value::of_string(op_class));
+  if (select.max_rank) rec.set("max_rank", max_rank(n));
+  if (select.input || (conv_like && select.attributes)) {
+    std::vector<Value> ins;
+    ins.reserve(n.inputs.size());
+    for (const auto& t : n.inputs) ins.push_back(tensor_record(t));
+    rec.set("input", Value::of_list(std::move(ins)));
+  }
+  if (select.output) {
+    std::vector<Value> outs;
+    outs.reserve(n.outputs.size());
+    for (const auto& t : n.outputs) outs.push_back(tensor_record(t));
+    rec.set("output", Value::of_list(std::move(outs)));
+  }
+  if (!select.attributes) return rec;
+
+  // Schema defaults first, then what the node says.
+  const onnx::OpSchema* schema =
+      n.opset > 0 ? onnx::OpSchemaRegistry::Schema(n.op_type, static_cast<int>(n.opset), n.domain) : nullptr;
+  if (schema != nullptr) {
+    for (const auto& entry : schema->attributes()) {
+      const auto& attr = entry.second;
+      if (reserved_node_facts().count(attr.name) != 0) continue;
+      if (attr.default_value.type() != onnx::AttributeProto::UNDEFINED) {
+        rec.set(attr.name, attribute_value(attr.default_value));
+      } else {
+        rec.set(attr.name, Value::unknown("attribute '" + attr.name + "' not set"));
+      }
+    }
+  }
+  if (n.proto != nullptr) {
+    // A hostile node may carry an attribute named `input` or `max_rank`: it
+    // must never replace the facts the engine computed.
+    for (const auto& attr : n.proto->attribute()) {
+      if (reserved_node_facts().count(attr.name()) == 0) rec.set(attr.name(), attribute_value(attr));
+    }
+  }
+  if (conv_like && schema != nullptr) resolve_conv_defaults(n.op_type, rec);
+  return rec;
+}
+
+const onnx::OpSchema* NodeFactSource::schema() const {
+  if (!schema_known_) {
+    schema_known_ = true;
+    schema_ = node_.opset > 0
+                  ? onnx::OpSchemaRegistry::Schema(node_.op_type, static_cast<int>(node_.opset), node_.domain)
+                  : nullptr;
+  }
+  return schema_;
+}
+
+const Value* NodeFactSource::element_field(FactId list, size_t index, FactId field) const {
+  static const std::vector<std::pair<FactId, TensorField>> kFields = [] {
+    std::vector<std::pair<FactId, TensorField>> ids;
+    for (const auto& [name, f] : tensor_fields()) ids.emplace_back(intern_fact(name), f);
+    return ids;
+  }();
+  const ReservedFact which = reserved_fact(list);
+  if (which != kInput && which != kOutput) return nullptr;
+  const auto& tensors = which == kInput ? node_.inputs : node_.outputs;
+  if (index >= tensors.size()) return nullptr;  // the general path says "out of range"
+  auto f = std::find_if(kFields.begin(), kFields.end(), [&](const auto& e) { return e.first == field; });
+  if (f == kFields.end()) return nullptr;  // ... and "has no field"
+  const Element* seen =
+      elements_.find([&](const Element& e) { return e.list == list && e.index == index && e.field == field; });
+  if (seen != nullptr) return &seen->value;
+  return &elements_.push_back({list, index, field, tensor_field(tensors[index], f->second)}).value;
+}
+
+long NodeFactSource::list_size(FactId list) const {
+  switch (reserved_fact(list)) {
+    case kInput: return static_cast<long>(node_.inputs.size());
+    case kOutput: return static_cast<long>(node_.outputs.size());
+    default: return -1;
+  }
+}
+
+const Value* NodeFactSource::fact(FactId id, const std::string& name) const {
+  if (const Entry* seen = cache_.find([id](const Entry& e) { return e.id == id; })) {
+    return seen->present ? &seen->value : nullptr;
+  }
+  Value v;
+  const bool present = compute(id, name, v);
+  const Entry& e = cache_.push_back({id, present, std::move(v)});
+  return present ? &e.value : nullptr;
+}
+
+// As node_record: the node's attribute (the last of that name) over the
+// schema's default, an unset schema attribute unknown.
+bool NodeFactSource::attribute(const std::string& name, Value& out) const {
+  const onnx::AttributeProto* found = nullptr;
+  if (node_.proto != nullptr) {
+    for (const auto& a : node_.proto->attribute()) {
+      if (a.name() == name) found = &a;
+    }
+  }
+  if (found != nullptr) {
+    out = attribute_value(*found);
+    return true;
+  }
+  const onnx::OpSchema* s = schema();
+  if (s == nullptr) return false;
+  auto it = s->attributes().find(name);
+  if (it == s->attributes().end()) return false;
+  out = it->second.default_value.type() != onnx::AttributeProto::UNDEFINED
+            ? attribute_value(it->second.default_value)
+            : Value::unknown("attribute '" + name + "' not set");
+  return true;
+}
+
+bool NodeFactSource::compute(FactId id, const std::string& name, Value& out) const {
+  const ReservedFact which = reserved_fact(id);
+  const NodeFacts& n = node_;
+  switch (which) {
+    case kOp: out = Value::of_string(n.op_type); return true;
+    case kDomain: out = Value::of_string(n.domain); return true;
+    case kOpset: out = Value::of_int(n.opset); return true;
+    case kName: out = Value::of_string(std::string(n.name)); return true;
+    case kOpClass: out = Value::of_string(op_class_); return true;
+    case kMaxRank: out = max_rank(n); return true;
+    case kInput:
+    case kOutput: {
+      const auto& tensors = which == kInput ? n.inputs : n.outputs;
+      std::vector<Value> items;
+      items.reserve(tensors.size());
+      for (const auto& t : tensors) items.push_back(tensor_record(t));
+      out = Value::of_list(std::move(items));
+      return true;
+    }
+    default: break;
+  }
+  // A kernel_shape the node sets is never changed by the defaults below, and
+  // it is all most convolutions' rules read (their 2-D rules' `when`).
+  if (which == kKernelShape && !conv_) {
+    if (attribute(name, out) && !out.is_unknown()) return true;
+  }
+  // Convolution defaults depend on each other and on the weight's shape:
+  // resolved together, once, on a record of just what they read.
+  if (which >= kKernelShape && which < kNotReserved && n.domain.empty() && conv_kind(n.op_type) != ConvKind::None &&
+      schema() != nullptr) {
+    if (!conv_) {
+      conv_ = std::make_unique<Value>(Value::of_record({}));
+      for (const char* a : {"kernel_shape", "strides", "dilations", "output_padding", "pads", "auto_pad", "output_shape"}) {
+        Value v;
+        if (attribute(a, v)) conv_->set(a, std::move(v));
+      }
+      // The weight's shape is read only when the kernel is not set.
+      const Value* kernel = conv_->field("kernel_shape");
+      if (kernel == nullptr || kernel->is_unknown()) {
+        std::vector<Value> ins;
+        ins.reserve(n.inputs.size());
+        for (const auto& t : n.inputs) ins.push_back(tensor_record(t));
+        conv_->set("input", Value::of_list(std::move(ins)));
+      }
+      resolve_conv_defaults(n.op_type, *conv_);
+    }
+    const Value* v = conv_->field(name);
+    if (v == nullptr) return false;
+    out = *v;
+    return true;
+  }
+  return attribute(name, out);
+}
+
+std::string dtype_name(int32_t t) {
+  using T = onnx::TensorProto;
+  switch (t) {
+    case T::FLOAT: return "float32";
+    case T::UINT8: return "uint8";
+    case T::INT8: return "int8";
+    case T::UINT16: return "uint16";
+    case T::INT16: return "int16";
+    case T::INT32: return "int32";
+    case T::INT64: return "int64";
+    case T::STRING: return "string";
+    case T::BOOL: return "bool";
+    case T::FLOAT16: return "float16";
+    case T::DOUBLE: return "float64";
+    case T::UINT32: return "uint32";
+    case T::UINT64: return "uint64";
+    case T::COMPLEX64: return "complex64";
+    case T::COMPLEX128: return "complex128";
+    case T::BFLOAT16: return "bfloat16";
+    default: return "type" + std::to_string(t);
+  }
+}
+
+}  // namespace bpulint
