@@ -11,6 +11,7 @@
 
 #include "bpulint/json_writer.h"
 #include "bpulint/markup.h"
+#include "summary_format.h"
 #include "bpulint/finding_groups.h"
 #include "bpulint/render_machine.h"
 
@@ -59,19 +60,6 @@ const char* command(Severity s) {
 
 std::string plural(size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
-std::string summary_text(const ModelReport& r) {
-  const Summary& s = r.summary;
-  const Summary& c = s;
-  std::string out = plural(s.nodes, "node") + ": " + std::to_string(s.bpu) + " on BPU, " + std::to_string(s.cpu) +
-                    " on CPU, " + std::to_string(s.folded) + " folded";
-  if (s.unknown > 0) out += ", " + std::to_string(s.unknown) + " unknown";
-  out += "; " + plural(s.cpu_islands, "CPU island") + "; " + plural(c.errors, "error") + ", " +
-         plural(c.warnings, "warning") + ", " + plural(c.notes, "note");
-  if (c.waived > 0) out += ", " + std::to_string(c.waived) + " waived";
-  if (c.baselined > 0) out += ", " + std::to_string(c.baselined) + " baselined";
-  return out;
 }
 
 void line(std::string& out, const char* cmd, const std::string& file, const std::string& title,
@@ -126,13 +114,13 @@ std::string render_github(const RunInfo& run) {
       } else if (f.written) {
         std::string text = "fixed " + std::to_string(f.applied()) + " of " + plural(f.results.size(), "node") +
                            "; wrote " + f.output_path;
-        if (m.fixed != nullptr && m.fixed->ok) text += "; re-lint: " + summary_text(*m.fixed);
+        if (m.fixed != nullptr && m.fixed->ok) text += "; re-lint: " + summary_text(m.fixed->summary);
         line(out, "notice", m.path, "bpu-lint fix", text);
       } else {
         line(out, "notice", m.path, "bpu-lint fix", "nothing was fixed; no file written");
       }
     }
-    line(out, "notice", m.path, "bpu-lint summary", summary_text(*r));
+    line(out, "notice", m.path, "bpu-lint summary", summary_text(r->summary));
   }
   return out;
 }

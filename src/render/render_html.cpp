@@ -10,6 +10,7 @@
 #include "bpulint/graphviz_layout.h"
 #include "bpulint/json_writer.h"
 #include "bpulint/markup.h"
+#include "summary_format.h"
 #include "bpulint/render_graph.h"
 #include "bpulint/render_text.h"
 #include "bpulint/report_graph.h"
@@ -482,17 +483,19 @@ class HtmlReport {
     }
     out_ += "</ul></div>\n<div class=\"tiles\">";
     tile(num(s.nodes), "nodes", "");
-    tile(num(s.cpu_islands), s.cpu_islands == 1 ? "CPU island" : "CPU islands", s.cpu_islands > 0 ? "cpu" : "");
-    tile(num(s.errors), s.errors == 1 ? "error" : "errors", s.errors > 0 ? "bad" : "");
-    tile(num(s.warnings), s.warnings == 1 ? "warning" : "warnings", s.warnings > 0 ? "warn" : "");
-    tile(num(s.notes), s.notes == 1 ? "note" : "notes", "");
-    if (s.unverified > 0) tile(num(s.unverified), "checks unverified", "");
-    if (s.waived > 0) tile(num(s.waived), "waived", "");
-    if (s.baselined > 0) tile(num(s.baselined), "in baseline", "");
+    for (const SummaryPart& p : finding_parts(s)) {
+      using K = SummaryPart::Kind;
+      const char* tone = p.count == 0            ? ""
+                         : p.kind == K::Islands  ? "cpu"
+                         : p.kind == K::Errors   ? "bad"
+                         : p.kind == K::Warnings ? "warn"
+                                                 : "";
+      tile(num(p.count), p.label, tone);
+    }
     out_ += "</div></div>\n";
   }
 
-  void tile(const std::string& value, const char* label, const char* cls) {
+  void tile(const std::string& value, const std::string& label, const char* cls) {
     out_ += std::string("<div class=\"tile ") + cls + "\"><b>" + value + "</b><span>" + label + "</span></div>";
   }
 

@@ -2,6 +2,7 @@
 
 #include "bpulint/json_writer.h"
 #include "bpulint/markup.h"
+#include "summary_format.h"
 
 #include <cstdio>
 #include <set>
@@ -106,22 +107,7 @@ void render_fix_run(std::ostream& out, const ModelReport& r, const FixRun& run, 
   }
 }
 
-std::string summary_line(const ModelReport& r) {
-  const Summary& s = r.summary;
-  std::ostringstream out;
-  out << printable_text(r.path) << ": " << s.nodes << " nodes: " << s.bpu << " on BPU, " << s.cpu << " on CPU, " << s.folded
-      << " folded";
-  if (s.unknown > 0) out << ", " << s.unknown << " unknown";
-  if (s.runtime_shape > 0) out << ", " << s.runtime_shape << " runtime shape op" << (s.runtime_shape == 1 ? "" : "s");
-  if (s.no_compile > 0) out << ", " << s.no_compile << " will not compile";
-  out << "; " << s.cpu_islands << " CPU island" << (s.cpu_islands == 1 ? "" : "s")
-      << " (BPU<->CPU round trips); " << s.errors << " error" << (s.errors == 1 ? "" : "s") << ", " << s.warnings
-      << " warning" << (s.warnings == 1 ? "" : "s") << ", " << s.notes << " note" << (s.notes == 1 ? "" : "s");
-  if (s.unverified > 0) out << " (" << s.unverified << " check" << (s.unverified == 1 ? "" : "s") << " unverified)";
-  if (s.waived > 0) out << ", " << s.waived << " waived";
-  if (s.baselined > 0) out << ", " << s.baselined << " in baseline";
-  return out.str();
-}
+std::string summary_line(const ModelReport& r) { return printable_text(r.path) + ": " + summary_text(r.summary); }
 
 void render_text(std::ostream& out, const ModelReport& r, const Platform& platform, const TextOptions& options) {
   const Palette p{options.color};
