@@ -21,6 +21,7 @@
 #include "bpulint/hb_config.h"
 #include "lint_run.h"
 #include "bpulint/output_file.h"
+#include "bpulint/output_formats.h"
 #include "bpulint/rule_docs.h"
 #include "bpulint/settings.h"
 
@@ -223,7 +224,7 @@ int run_cli(int argc, char** argv) {
                  "Leave out of folder walks what matches this glob (the path below the folder, '*' crossing '/', or the name; repeatable)");
   app.add_option("-p,--platform", run.platform, "Platform name, march or alias (default: the configuration's, else j6p)");
   app.add_option("--format", run.format, "Output format")
-      ->check(CLI::IsMember({"text", "concise", "json", "sarif", "github", "html", "dot", "csv"}));
+      ->check(CLI::IsMember(output_format_names()));
   app.add_option("--sarif-profile", run.sarif_profile,
                  "github (default: file locations without regions, what code scanning ingests) or spec "
                  "(byte regions of each node in the binary file)")

@@ -24,6 +24,7 @@
 #include "bpulint/triage.h"
 #include "bpulint/model_writer.h"
 #include "bpulint/output_file.h"
+#include "bpulint/output_formats.h"
 #include "bpulint/pytorch_snippet.h"
 #include "bpulint/render_graph.h"
 #include "bpulint/render_machine.h"
@@ -64,6 +65,7 @@ class Runner {
   }
 
   int run() {
+    if (format_ == nullptr) return fail("unknown --format '" + o_.format + "'");
     std::vector<std::string> paths, input_errors;
     std::string error;
     WalkOptions walk;
@@ -186,7 +188,7 @@ class Runner {
     return paths;
   }
 
-  bool text_output() const { return o_.format == "text" || o_.format == "concise"; }
+  bool text_output() const { return format_->text; }
 
   TextOptions text_options() const {
     TextOptions t;
@@ -401,7 +403,7 @@ class Runner {
       info.hb_config = o_.hb_config;
       if (o_.statistics) info.statistics = statistics();
       info.with_statistics = o_.statistics;
-      if (o_.format == "sarif") info.sarif_root = sarif_source_root();
+      if (format_->relative_uris) info.sarif_root = sarif_source_root();
       for (const auto& m : models_) {
         for (const auto& kv : m.plan.levels.severity) info.severity_overrides[kv.first] = kv.second;
       }
@@ -415,13 +417,7 @@ class Runner {
         im.fixed = m.fixed.get();
         info.models.push_back(im);
       }
-      if (o_.format == "json") out_ << render_json(info);
-      else if (o_.format == "html") out_ << render_html(info);
-      else if (o_.format == "dot") out_ << render_dot(info);
-      else if (o_.format == "csv") out_ << render_csv(info);
-      else if (o_.format == "sarif") {
-        out_ << render_sarif(info, o_.sarif_profile == "spec" ? SarifProfile::Spec : SarifProfile::GitHub);
-      } else out_ << render_github(info);
+      out_ << format_->render(info, o_.sarif_profile == "spec" ? SarifProfile::Spec : SarifProfile::GitHub);
       for (const auto& n : notes) std::cerr << "bpu-lint: warning: " << n << "\n";
     }
     if (!o_.write_baseline.empty()) {
@@ -458,6 +454,7 @@ class Runner {
   }
 
   const RunOptions& o_;
+  const OutputFormat* format_ = find_output_format(o_.format);  // the command line accepts only names it finds
   CommandLineSettings cli_;
   std::map<std::string, std::unique_ptr<Setup>> setups_;  // by configuration path ("" = none)
   std::vector<ModelRun> models_;
@@ -468,7 +465,7 @@ class Runner {
   // Text goes straight to stdout as each model finishes; with -o, or for the
   // machine formats (one document), it is collected first.
   std::ostringstream buffer_;
-  std::ostream& out_ = o_.output_file.empty() && (o_.format == "text" || o_.format == "concise")
+  std::ostream& out_ = o_.output_file.empty() && format_ != nullptr && format_->text
                            ? static_cast<std::ostream&>(std::cout)
                            : static_cast<std::ostream&>(buffer_);
   bool broken_ = false;

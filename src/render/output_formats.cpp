@@ -1,0 +1,34 @@
+#include "bpulint/output_formats.h"
+
+#include "bpulint/render_graph.h"
+
+namespace bpulint {
+
+const std::vector<OutputFormat>& output_formats() {
+  static const std::vector<OutputFormat> formats = {
+      {"text", true, nullptr, false},
+      {"concise", true, nullptr, false},
+      {"json", false, [](const RunInfo& run, SarifProfile) { return render_json(run); }, false},
+      {"sarif", false, [](const RunInfo& run, SarifProfile profile) { return render_sarif(run, profile); }, true},
+      {"github", false, [](const RunInfo& run, SarifProfile) { return render_github(run); }, false},
+      {"html", false, [](const RunInfo& run, SarifProfile) { return render_html(run); }, false},
+      {"dot", false, [](const RunInfo& run, SarifProfile) { return render_dot(run); }, false},
+      {"csv", false, [](const RunInfo& run, SarifProfile) { return render_csv(run); }, false},
+  };
+  return formats;
+}
+
+const OutputFormat* find_output_format(const std::string& name) {
+  for (const auto& f : output_formats()) {
+    if (name == f.name) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> output_format_names() {
+  std::vector<std::string> names;
+  for (const auto& f : output_formats()) names.push_back(f.name);
+  return names;
+}
+
+}  // namespace bpulint
