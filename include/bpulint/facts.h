@@ -139,8 +139,8 @@ struct NodeFacts {
   TensorList outputs;
 
   // Graph path + display name, one '/' between them (torch names start with
-  // one: torch_jit/up1/ConvTranspose): what waivers and fingerprints match.
-  // Baselines key unnamed nodes by their outputs instead (config.cpp).
+  // one: torch_jit/up1/ConvTranspose): what messages show. A node's identity,
+  // which stays put when nodes are added, is ModelFacts::node_key.
   std::string path() const { return node_path(graph_path, display_name); }
   static std::string node_path(std::string_view graph, std::string_view node) {
     std::string path(graph);
@@ -180,6 +180,14 @@ struct ModelFacts {
   std::vector<std::string> pinned_inputs;  // the pins that applied (graph input names)
   std::deque<IntValues> int_values;   // TensorFacts::values points here (a deque: addresses stay put)
   std::deque<std::string> made_names; // display names of unnamed nodes ("Relu_3"), viewed by NodeFacts
+  // Per NodeFacts::graph_id: the graph's identity path, its name for the main
+  // graph, its owner's node_key + the attribute (.then_branch) for a subgraph.
+  std::vector<std::string> graph_keys;
+  // A node's identity: its graph's identity path + its name, or, unnamed, its
+  // op type and output names (torch_jit/Relu:47). Unlike the display name
+  // (Relu_3, the index in its graph) it stays put when unrelated nodes are
+  // added. Waivers, baselines, SARIF fingerprints, JSON and HTML name nodes by it.
+  std::string node_key(size_t node) const;
   // The walk saw the main graph's names as ONNX's checker requires them: graph
   // inputs and initializers listed once (initializers named, and graph inputs
   // before IR 4), every node input defined before the node, every output

@@ -22,13 +22,6 @@ void apply_waivers(ModelReport& report, const std::vector<const Waiver*>& waiver
 // `count` times, counting in report.baseline_matches.
 void apply_baseline(ModelReport& report, const Baseline& baseline);
 
-// A node's identity: its graph's path + its name, or, when unnamed, its op
-// type and output names (Relu:47). Unlike the display name (Relu_3, the index
-// in its graph) it stays put when unrelated nodes are added. A subgraph's path
-// is its owner's identity + the attribute (.then_branch). Entry k is
-// report.facts.nodes[k].
-std::vector<std::string> node_identities(const ModelReport& report);
-
 // The YAML text of a baseline holding every shown finding of the reports.
 std::string baseline_text(const std::vector<const ModelReport*>& reports, const std::string& baseline_path);
 

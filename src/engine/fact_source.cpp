@@ -614,4 +614,19 @@ std::string dtype_name(int32_t t) {
   }
 }
 
+std::string ModelFacts::node_key(size_t node) const {
+  const NodeFacts& n = nodes[node];
+  std::string name(n.name);
+  if (name.empty() && n.proto != nullptr) {
+    std::string outputs;
+    for (const auto& o : n.proto->output()) {
+      if (!o.empty()) outputs += (outputs.empty() ? "" : ",") + o;
+    }
+    name = n.op_type + (outputs.empty() ? "_" + std::to_string(n.index_in_graph) : ":" + outputs);
+  }
+  if (name.empty()) name = std::string(n.display_name);
+  const std::string& graph = n.graph_id < graph_keys.size() ? graph_keys[n.graph_id] : n.graph_path;
+  return NodeFacts::node_path(graph, name);
+}
+
 }  // namespace bpulint

@@ -295,12 +295,13 @@ class Walker {
     walk_graph(
         main,
         [&](const onnx::GraphProto& graph, const GraphSite<const onnx::NodeProto>& site, auto&& nodes) {
-          if (site.owner == nullptr) return enter(graph, path, nullptr, site, pinned, -1, nodes);
+          if (site.owner == nullptr) return enter(graph, path, path, nullptr, site, pinned, -1, nodes);
           // The owner is the node the enclosing graph visited last.
           const Frame& up = frames_.back();
           const std::string owner_path =
               NodeFacts::node_path(up.path, out_.nodes[static_cast<size_t>(up.self)].display_name);
-          enter(graph, owner_path + site.suffix(), up.chain, site, {}, up.self, nodes);
+          enter(graph, owner_path + site.suffix(), out_.node_key(static_cast<size_t>(up.self)) + site.suffix(), up.chain,
+                site, {}, up.self, nodes);
         },
         [&](const onnx::NodeProto& node, int i) { visit(node, i); });
   }
@@ -321,7 +322,7 @@ class Walker {
 
   // `parent`: walk index of the node owning this subgraph, -1 for the main graph.
   template <class Nodes>
-  void enter(const onnx::GraphProto& graph, const std::string& path, const ScopeChain* outer,
+  void enter(const onnx::GraphProto& graph, const std::string& path, std::string key_path, const ScopeChain* outer,
              const GraphSite<const onnx::NodeProto>& site, const std::map<std::string, const onnx::TypeProto*>& pinned,
              long parent, Nodes& nodes) {
     if (site.too_deep) {
@@ -362,6 +363,7 @@ class Walker {
     for (const auto& vi : graph.output()) declared.emplace(vi.name(), &vi.type());
 
     const ScopeChain chain{&scope, outer};
+    out_.graph_keys.push_back(std::move(key_path));  // at index graphs_, this graph's id
     frames_.push_back({&chain, &scope, &declared, path, graphs_++});
     nodes();
     frames_.pop_back();
@@ -939,6 +941,7 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   out.causes.clear();
   out.int_values.clear();
   out.made_names.clear();
+  out.graph_keys.clear();
   out.pinned_inputs.clear();
   out.arena = make_bulk_arena();
   const onnx::ModelProto& model = *loaded.model;

@@ -592,7 +592,9 @@ class HtmlReport {
   std::string node_name(const ModelReport& r, const ReportGraph* g, long node, const std::string& id) {
     if (!known_node(r, node)) return "(model)";
     const NodeFacts& n = r.facts.nodes[static_cast<size_t>(node)];
-    std::string name = "<span class=\"mono\">" + esc(std::string(n.display_name)) + "</span>";
+    // The node's identity (what a waiver or baseline names it by) on hover.
+    std::string name = "<span class=\"mono\" title=\"" + esc(r.facts.node_key(static_cast<size_t>(node))) + "\">" +
+                       esc(std::string(n.display_name)) + "</span>";
     const long item = g != nullptr ? g->item_of_node[static_cast<size_t>(node)] : -1;
     if (item >= 0) {
       name = "<a class=\"to-graph\" href=\"#" + id + "_" + graph_item_id(*g, static_cast<size_t>(item)) + "\">" + name +

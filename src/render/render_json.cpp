@@ -123,8 +123,10 @@ void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived, Se
     if (n != nullptr) {
       w.member("node", std::string(n->display_name)).member("graph_path", n->graph_path);
       w.member("node_index", n->index_in_graph).member("op_type", n->op_type);
+      w.member("node_id", r.facts.node_key(static_cast<size_t>(d.node)));
     } else {
       w.member_null("node").member_null("graph_path").member_null("node_index").member_null("op_type");
+      w.member_null("node_id");
     }
     w.member("message", d.message);
     if (const SourceLine* s = n != nullptr ? r.source_for(d.node) : nullptr) {  // from the exporter's stack trace

@@ -486,7 +486,8 @@ struct Builder {
     // Never the message: a model-level message holds counts, which change
     // when an unrelated node is added. The model, and the input a root-cause note is about.
     const RootCause* cause = r.facts.cause(d.cause);
-    const std::string key = n != nullptr ? d.rule->id + ":" + n->path() + ":" + n->op_type
+    // The node's identity, not its display name: an unnamed node's Relu_3 shifts when a node is added upstream.
+    const std::string key = n != nullptr ? d.rule->id + ":" + r.facts.node_key(static_cast<size_t>(d.node)) + ":" + n->op_type
                                          : d.rule->id + ":(model):" + stable_path(m.path) + ":" +
                                                (cause != nullptr ? cause->input : std::string());
     w.key("partialFingerprints").begin_object();
