@@ -53,7 +53,7 @@ g (float[1,4,3,3] X, float[4,2,2,2] W) => (float[] Y) {
   const CommandResult r = run_bpu_lint({path, "--platform", "nash-p"});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("1 nodes: 1 on BPU, 0 on CPU") != std::string::npos);
+  CHECK(r.out.find("1 node: 1 on BPU, 0 on CPU") != std::string::npos);
 }
 
 TEST_CASE("malformed models: exit 2, one line naming the file, no crash, others still linted") {

@@ -125,7 +125,7 @@ TEST_CASE("nodes that will not compile are counted apart, never as on the BPU") 
   TempDir dir;
   const std::string path = save_model(dir, "m.onnx", model_from_text(ct3d(2, 2)));
   const CommandResult c = run_bpu_lint({path, "--platform", "bayes"});
-  CHECK(c.out.find("1 nodes: 0 on BPU, 0 on CPU, 0 folded, 1 will not compile;") != std::string::npos);
+  CHECK(c.out.find("1 node: 0 on BPU, 0 on CPU, 0 folded, 1 will not compile;") != std::string::npos);
   const auto j = nlohmann::json::parse(run_bpu_lint({path, "--platform", "bayes", "--format", "json"}).out);
   CHECK(j["models"][0]["summary"]["no_compile_nodes"] == 1);
 }

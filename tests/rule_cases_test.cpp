@@ -13,6 +13,8 @@
 
 #include <onnx/defs/schema.h>
 
+#include <nlohmann/json.hpp>
+
 #include "bpulint/evaluate.h"
 #include "test_util.h"
 
@@ -166,4 +168,58 @@ TEST_CASE("cross-platform verdicts differ where the sources do") {
   CHECK(errors(convt, "bayes") == 0);      // Bayes: stride in [1, 14]
   CHECK(errors(conv9, "bernoulli2") > 0);  // X3: Conv kernel in [1, 7]
   CHECK(errors(conv9, "bayes") == 0);      // Bayes: Conv kernel in [1, 31]
+}
+
+// The tests judge the report the CLI prints: for every rule case model and real export, the
+// test helper (lint_model, as lint_text uses) and `bpu-lint --format json`
+// list the same findings, in the same order, with the same levels and messages.
+TEST_CASE("the test helper and the CLI give the same diagnostics for every rule case model and real export") {
+  const auto cases = load_cases();
+  TempDir dir;
+  std::map<std::string, std::vector<std::string>> by_platform;  // platform -> model files
+  for (size_t i = 0; i < cases.size(); ++i) {
+    by_platform[cases[i].platform].push_back(save_model(dir, "case_" + std::to_string(i) + ".onnx",
+                                                        model_from_text(cases[i].model)));
+  }
+  size_t exports = 0;  // the torch.onnx.export models, on J6P and J6E
+  for (const auto& e : std::filesystem::directory_iterator(std::string(BPULINT_SOURCE_DIR) + "/tests/exports")) {
+    if (e.path().extension() != ".onnx") continue;
+    for (const char* p : {"j6p", "j6e"}) by_platform[p].push_back(e.path().string());
+    exports += 2;
+  }
+  CHECK(exports >= 20);
+  size_t compared = 0;
+  for (const auto& [name, files] : by_platform) {
+    const std::string platform_name = name;  // a named copy: clang 14 cannot capture a binding
+    std::vector<std::string> args = files;
+    for (const char* a : {"--isolated", "--format", "json", "--exit-zero", "--platform"}) args.push_back(a);
+    args.push_back(platform_name);
+    const CommandResult cli = run_bpu_lint(args);
+    INFO(platform_name << ": " << cli.err);
+    REQUIRE(cli.exit_code == 0);
+    const auto doc = nlohmann::json::parse(cli.out);
+    REQUIRE(doc["models"].size() == files.size());
+    for (size_t m = 0; m < files.size(); ++m) {
+      const ModelReport r = lint_model(files[m], platform(platform_name));
+      REQUIRE(r.ok);
+      std::vector<std::string> helper, printed;
+      for (const auto& d : r.diagnostics) {
+        if (!listed(d, false, Severity::Note)) continue;
+        helper.push_back(d.rule->id + " " + severity_name(d.severity) + " " +
+                         (d.outcome == Outcome::Fail ? "fail" : "unknown") + " " +
+                         (d.node < 0 ? std::string("-") : std::string(r.facts.nodes[static_cast<size_t>(d.node)].display_name)) +
+                         ": " + d.message);
+      }
+      for (const auto& d : doc["models"][m]["diagnostics"]) {
+        printed.push_back(d["rule"].get<std::string>() + " " + d["severity"].get<std::string>() + " " +
+                          d["outcome"].get<std::string>() + " " +
+                          (d["node"].is_null() ? std::string("-") : d["node"].get<std::string>()) + ": " +
+                          d["message"].get<std::string>());
+      }
+      INFO(files[m]);
+      CHECK(helper == printed);
+      ++compared;
+    }
+  }
+  CHECK(compared == cases.size() + exports);
 }

@@ -52,7 +52,7 @@ TEST_CASE("invalid models: exit 2 with the checker's reason, the other models st
     CHECK(r.err.rfind(path + ": error: invalid ONNX model: ", 0) == 0);
     CHECK(r.err.find(m.reason) != std::string::npos);
     CHECK(count(r.err, "\n") == 1);
-    CHECK(r.out.find("good.onnx: 1 nodes: 1 on BPU") != std::string::npos);  // still linted
+    CHECK(r.out.find("good.onnx: 1 node: 1 on BPU") != std::string::npos);  // still linted
     // The machine formats carry it as a model-level error.
     const CommandResult j = run_bpu_lint({path, "--format", "json"});
     const auto report = nlohmann::json::parse(j.out);

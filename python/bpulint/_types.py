@@ -332,6 +332,10 @@ class Diagnostic:
     graph_path: Optional[str]
     node_index: Optional[int]
     op_type: Optional[str]
+    #: The node's identity: graph path + name, or, unnamed, op type and output names
+    #: (torch_jit/Relu:47). Unlike node (Relu_3) it stays put when nodes are added; waivers,
+    #: baselines and SARIF fingerprints use it.
+    node_id: Optional[str]
     message: str
     #: The line of the PyTorch source the exporter's stack trace names (path null when the file
     #: is not under --source-root).
@@ -353,12 +357,12 @@ class Diagnostic:
         _object(d, at,
             (
                 "rule", "name", "severity", "outcome", "node", "graph_path", "node_index",
-                "op_type", "message", "facts", "status", "source", "fixes",
+                "op_type", "node_id", "message", "facts", "status", "source", "fixes",
             ),
             (
                 "rule", "name", "severity", "outcome", "node", "graph_path", "node_index",
-                "op_type", "message", "pytorch_source", "facts", "status", "source", "fixes",
-                "fix_blocked", "waiver", "baselined",
+                "op_type", "node_id", "message", "pytorch_source", "facts", "status", "source",
+                "fixes", "fix_blocked", "waiver", "baselined",
             ),
         )
         return cls(
@@ -370,6 +374,7 @@ class Diagnostic:
             graph_path=_get(d, "graph_path", at, _nullable(_string)),
             node_index=_get(d, "node_index", at, _nullable(_integer(minimum=0))),
             op_type=_get(d, "op_type", at, _nullable(_string)),
+            node_id=_get(d, "node_id", at, _nullable(_string)),
             message=_get(d, "message", at, _string),
             pytorch_source=_opt(d, "pytorch_source", at, PytorchSource.from_json),
             facts=_get(d, "facts", at, _dict(_any)),
