@@ -85,15 +85,12 @@ TEST_CASE("checker fast path: hand-written invalid graphs get ONNX's verdict and
   for (const auto& [name, text] : cases) check_same_verdict(model_from_text(text), name);
 
   onnx::ModelProto base = model_from_text(h + "g (float[1,4] X) => (float[1,4] Y) { Y = Add (X, C) }");
-  auto* c = base.mutable_graph()->add_initializer();
-  c->set_name("C");
-  c->set_data_type(onnx::TensorProto::FLOAT);
-  c->add_dims(1);
-  c->add_float_data(1.0f);
+  const onnx::TensorProto c = float_tensor("C", {1}, {1.0f});
+  *base.mutable_graph()->add_initializer() = c;
   check_same_verdict(base, "initializer used by a node");
 
   onnx::ModelProto m = base;
-  *m.mutable_graph()->add_initializer() = *c;
+  *m.mutable_graph()->add_initializer() = c;
   check_same_verdict(m, "duplicate initializer");
   m = base;
   m.mutable_graph()->mutable_initializer(0)->clear_name();

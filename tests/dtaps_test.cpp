@@ -12,7 +12,6 @@
 #include <cstring>
 #include <limits>
 #include <map>
-#include <random>
 
 #include "bpulint/convtranspose3d_rewrite.h"
 #include "bpulint/fix_apply.h"
@@ -40,21 +39,6 @@ struct Layer {
   std::string batch = "1";
 };
 
-onnx::TensorProto random_tensor_proto(const std::string& name, const std::vector<int64_t>& dims, unsigned seed) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(onnx::TensorProto::FLOAT);
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    t.add_dims(d);
-    n *= d;
-  }
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  for (int64_t i = 0; i < n; ++i) t.add_float_data(dist(rng));
-  return t;
-}
-
 // X -> ConvTranspose 'ct' -> Y, every attribute written.
 onnx::ModelProto layer_model(const Layer& l) {
   models::Ct3dModel s;
@@ -72,7 +56,7 @@ onnx::ModelProto layer_model(const Layer& l) {
   s.bias = l.bias;
   unsigned seed = 40;
   return models::ct3d_model(s, [&](const std::string& name, const std::vector<int64_t>& dims) {
-    return random_tensor_proto(name, dims, ++seed);
+    return random_float_tensor(name, dims, ++seed);
   });
 }
 

@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <random>
 #include <set>
 
 #include "bpulint/fix_apply.h"
@@ -26,21 +25,6 @@ struct Layer {
   std::vector<int64_t> spatial = {2, 3, 3};  // input D, H, W
 };
 
-onnx::TensorProto random_weights(const std::string& name, const std::vector<int64_t>& dims, unsigned seed) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(onnx::TensorProto::FLOAT);
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    t.add_dims(d);
-    n *= d;
-  }
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  for (int64_t i = 0; i < n; ++i) t.add_float_data(dist(rng));
-  return t;
-}
-
 // X [batch, c_in, 2, 3, 3] -> ConvTranspose -> Y (+ Relu so the graph has more than one node).
 onnx::ModelProto layer_model(const Layer& l, const std::string& batch = "1") {
   models::Ct3dModel s;
@@ -61,7 +45,7 @@ onnx::ModelProto layer_model(const Layer& l, const std::string& batch = "1") {
   s.relu = "relu";
   unsigned seed = 0;
   return models::ct3d_model(s, [&](const std::string& name, const std::vector<int64_t>& dims) {
-    return random_weights(name, dims, ++seed);
+    return random_float_tensor(name, dims, ++seed);
   });
 }
 
@@ -785,8 +769,8 @@ TEST_CASE("--pytorch-snippet writes a comment for each flagged layer it cannot r
   Layer l;
   onnx::ModelProto m = layer_model(l);
   auto* g = m.mutable_graph();
-  *g->add_initializer() = random_weights("W2", {4, 4, 3, 2, 2}, 3);
-  *g->add_initializer() = random_weights("W3", {4, 4, 2, 2, 2}, 4);
+  *g->add_initializer() = random_float_tensor("W2", {4, 4, 3, 2, 2}, 3);
+  *g->add_initializer() = random_float_tensor("W3", {4, 4, 2, 2, 2}, 4);
   auto add_layer = [&](const std::string& name, const std::string& x, const std::string& w, const std::string& y) {
     auto* n = g->add_node();
     n->set_op_type("ConvTranspose");
@@ -865,7 +849,7 @@ TEST_CASE("hundreds of findings are planned in two halves like one at a time") {
       const std::string w = n.input(k) + tag;
       n.set_input(k, w);
       auto dims = std::vector<int64_t>(one.graph().initializer(k - 1).dims().begin(), one.graph().initializer(k - 1).dims().end());
-      *g->add_initializer() = random_weights(w, dims, ++seed);
+      *g->add_initializer() = random_float_tensor(w, dims, ++seed);
     }
     *g->add_node() = n;
     *g->add_output() = one.graph().output(0);

@@ -40,21 +40,9 @@ void set_shape(onnx::ValueInfoProto& v, const std::vector<int64_t>& dims) {
 }
 
 onnx::TensorProto float_weights(const std::string& name, const std::vector<int64_t>& dims) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(onnx::TensorProto::FLOAT);
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    t.add_dims(d);
-    n *= d;
-  }
-  std::string raw;
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = static_cast<float>(i % 5) - 2.0f;
-    raw.append(reinterpret_cast<const char*>(&v), 4);
-  }
-  t.set_raw_data(raw);
-  return t;
+  std::vector<float> values;
+  for (int64_t i = 0; i < element_count(dims); ++i) values.push_back(static_cast<float>(i % 5) - 2.0f);
+  return float_tensor(name, dims, values, /*raw=*/true);
 }
 
 // The case-study layer in miniature: X[1, c_in, d, h, w] -> ConvTranspose3d

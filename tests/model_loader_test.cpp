@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
+
 namespace fs = std::filesystem;
 using bpulint::LoadedModel;
 using google::protobuf::util::MessageDifferencer;
@@ -112,12 +114,7 @@ onnx::ModelProto small_model() {
   onnx::ModelProto m = base_model();
   auto* g = m.mutable_graph();
   *g->add_node() = node("add", "Add", {"x", "w"}, {"y"});
-  onnx::TensorProto w;
-  w.set_name("w");
-  w.set_data_type(onnx::TensorProto::FLOAT);
-  w.add_dims(4);
-  for (float v : {1.f, 2.f, 3.f, 4.f}) w.add_float_data(v);
-  *g->add_initializer() = w;
+  *g->add_initializer() = bpulint::test::float_tensor("w", {4}, {1.f, 2.f, 3.f, 4.f});
   *g->add_initializer() = raw_tensor("shape", payload(64, 1));
   return m;
 }

@@ -3,6 +3,7 @@
 // source's files; a fixed model with its own .data file can move.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <random>
 
@@ -17,21 +18,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-onnx::TensorProto float_tensor(const std::string& name, const std::vector<int64_t>& dims, unsigned seed) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(onnx::TensorProto::FLOAT);
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    t.add_dims(d);
-    n *= d;
-  }
+// Random bits (finite floats) in raw_data, then a field after raw_data.
+onnx::TensorProto random_raw_tensor(const std::string& name, const std::vector<int64_t>& dims, unsigned seed) {
   std::mt19937 rng(seed);
-  std::string raw(static_cast<size_t>(n) * 4, '\0');
+  std::string raw(static_cast<size_t>(element_count(dims)) * 4, '\0');
   for (auto& c : raw) c = static_cast<char>(rng() & 0xff);
   for (size_t i = 3; i < raw.size(); i += 4) raw[i] = static_cast<char>(raw[i] & 0x3f);  // finite floats
-  t.set_raw_data(raw);
-  t.set_doc_string("tensor " + name);  // a field after raw_data
+  std::vector<float> values(raw.size() / 4);
+  if (!raw.empty()) std::memcpy(values.data(), raw.data(), raw.size());
+  onnx::TensorProto t = float_tensor(name, dims, values, /*raw=*/true);
+  t.set_doc_string("tensor " + name);
   return t;
 }
 
@@ -66,8 +62,8 @@ onnx::ModelProto fixture() {
   auto* g = m.mutable_graph();
   g->set_name("g");
   *g->add_input() = value("X", {1, 16, 2, 3, 3});
-  *g->add_initializer() = float_tensor("W", {16, 8, 2, 2, 2}, 1);
-  *g->add_initializer() = float_tensor("B", {8}, 2);
+  *g->add_initializer() = random_raw_tensor("W", {16, 8, 2, 2, 2}, 1);
+  *g->add_initializer() = random_raw_tensor("B", {8}, 2);
   auto* ct = g->add_node();
   ct->set_op_type("ConvTranspose");
   ct->set_name("ct");
@@ -81,7 +77,7 @@ onnx::ModelProto fixture() {
   auto* attr = c->add_attribute();
   attr->set_name("value");
   attr->set_type(onnx::AttributeProto::TENSOR);
-  *attr->mutable_t() = float_tensor("", {1, 8, 4, 6, 6}, 3);  // 4.5 KiB
+  *attr->mutable_t() = random_raw_tensor("", {1, 8, 4, 6, 6}, 3);  // 4.5 KiB
   auto* add = g->add_node();
   add->set_op_type("Add");
   add->set_name("add");

@@ -476,15 +476,11 @@ void save_big_model(const std::string& path, int64_t dim) {
     for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
   };
   auto weights = [&](const std::string& name, const std::vector<int64_t>& dims) {
-    auto* w = g->add_initializer();
-    w->set_name(name);
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t n = 4;
-    for (int64_t d : dims) {
-      w->add_dims(d);
-      n *= d;
-    }
-    w->mutable_raw_data()->assign(static_cast<size_t>(n), '\x3c');  // 0.0115 everywhere
+    const uint32_t bits = 0x3c3c3c3c;  // 0.0115 everywhere
+    float v;
+    std::memcpy(&v, &bits, 4);
+    const std::vector<float> values(static_cast<size_t>(element_count(dims)), v);
+    *g->add_initializer() = float_tensor(name, dims, values, /*raw=*/true);
   };
   auto node = [&](const std::string& op, const std::vector<std::string>& in, const std::string& out) {
     auto* n = g->add_node();

@@ -64,13 +64,8 @@ onnx::ModelProto qdq_model(const Qdq& q) {
   s.bias = true;
   s.relu = "relu";
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> dist(-1, 1);
   onnx::ModelProto m = models::ct3d_model(s, [&](const std::string& name, const std::vector<int64_t>& dims) {
-    onnx::TensorProto t = tensor(name, onnx::TensorProto::FLOAT, dims);
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    for (int64_t i = 0; i < n; ++i) t.add_float_data(dist(rng));
-    return t;
+    return float_tensor(name, dims, random_floats(element_count(dims), rng));
   });
   auto* g = m.mutable_graph();
   onnx::TensorProto w = g->initializer(0);

@@ -13,6 +13,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "test_util.h"
+
 using namespace bpulint;
 
 namespace {
@@ -207,18 +209,7 @@ struct Dice {
 // run_nodes fixtures.
 
 onnx::TensorProto float_init(const std::string& name, const Tensor& t, bool raw) {
-  onnx::TensorProto p;
-  p.set_name(name);
-  p.set_data_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : t.shape) p.add_dims(d);
-  if (raw) {
-    std::string bytes(t.data.size() * 4, '\0');
-    std::memcpy(&bytes[0], t.data.data(), bytes.size());  // test host is little-endian
-    p.set_raw_data(bytes);
-  } else {
-    for (float v : t.data) p.add_float_data(v);
-  }
-  return p;
+  return test::float_tensor(name, t.shape, t.data, raw);
 }
 
 onnx::TensorProto int64_init(const std::string& name, const std::vector<int64_t>& v, bool raw) {

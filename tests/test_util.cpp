@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <fstream>
@@ -164,6 +165,40 @@ std::vector<std::string> unknown_rules(const ModelReport& report) {
     if (d.outcome == Outcome::Unknown) ids.push_back(d.rule->id);
   }
   return ids;
+}
+
+int64_t element_count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+onnx::TensorProto float_tensor(const std::string& name, const std::vector<int64_t>& dims,
+                               const std::vector<float>& values, bool raw) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t.add_dims(d);
+  if (raw) {
+    std::string bytes(values.size() * 4, '\0');
+    if (!values.empty()) std::memcpy(&bytes[0], values.data(), bytes.size());  // test hosts are little-endian
+    t.set_raw_data(std::move(bytes));
+  } else {
+    t.mutable_float_data()->Add(values.begin(), values.end());
+  }
+  return t;
+}
+
+std::vector<float> random_floats(int64_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(dist(rng));
+  return out;
+}
+
+onnx::TensorProto random_float_tensor(const std::string& name, const std::vector<int64_t>& dims, unsigned seed) {
+  std::mt19937 rng(seed);
+  return float_tensor(name, dims, random_floats(element_count(dims), rng));
 }
 
 int count(const std::string& haystack, const std::string& needle) {

@@ -4,6 +4,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,20 @@ ModelReport lint_unchecked(const std::string& path, const std::string& platform_
 // Rule ids of failed (not unknown) diagnostics, in output order.
 std::vector<std::string> failed_rules(const ModelReport& report);
 std::vector<std::string> unknown_rules(const ModelReport& report);
+
+// Elements a tensor of `dims` holds.
+int64_t element_count(const std::vector<int64_t>& dims);
+
+// A float32 tensor `name` of `dims` holding `values`, as given even when they
+// do not fill the dims, in raw_data (little-endian) or in float_data.
+onnx::TensorProto float_tensor(const std::string& name, const std::vector<int64_t>& dims,
+                               const std::vector<float>& values, bool raw = false);
+
+// `n` floats uniform in [-1, 1) drawn from `rng`: the tests' random weights.
+std::vector<float> random_floats(int64_t n, std::mt19937& rng);
+
+// A float32 tensor of random_floats from a generator seeded with `seed`, in float_data.
+onnx::TensorProto random_float_tensor(const std::string& name, const std::vector<int64_t>& dims, unsigned seed);
 
 // Occurrences of `needle` in `haystack` (overlapping ones too).
 int count(const std::string& haystack, const std::string& needle);

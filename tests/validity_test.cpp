@@ -93,13 +93,7 @@ g (float[1,4,8,8] X, float[4] w, float[4] b, float[4] mean) => (float[1,4,8,8] Y
 )");
   // The ONNX 1.12 text format has no initializers: turn the parameters into ones.
   auto* g = m.mutable_graph();
-  for (const char* name : {"w", "b", "mean"}) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    t->add_dims(4);
-    for (int i = 0; i < 4; ++i) t->add_float_data(1.0f);
-  }
+  for (const char* name : {"w", "b", "mean"}) *g->add_initializer() = float_tensor(name, {4}, {1, 1, 1, 1});
   g->mutable_input()->DeleteSubrange(1, 3);
   const std::string path = save_model(dir, "alias.onnx", m);
   for (const auto& p : database().platforms) {

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <unordered_set>
+
+#include "bpulint/tensor_values.h"
 
 namespace bpulint {
 namespace {
@@ -227,85 +228,33 @@ bool values_of_tensor(const onnx::TensorProto& t, IntValues& out) {
   if (t.data_location() == T::EXTERNAL || t.external_data_size() > 0 || t.has_segment() || t.dims_size() > 1) {
     return false;
   }
-  int64_t count = 1;
-  for (int64_t d : t.dims()) count = d;
-  if (count < 0 || static_cast<uint64_t>(count) > kMaxTrackedValues) return false;
+  constexpr int64_t kLimit = static_cast<int64_t>(kMaxTrackedValues);
+  std::string error;  // not reported: a tensor that does not decode is simply not tracked
   std::vector<Elem> elems;
-  const std::string& raw = t.raw_data();
-  auto from_raw = [&](size_t width, const std::function<bool(const char*)>& push) {
-    if (raw.size() != static_cast<size_t>(count) * width) return false;
-    for (size_t i = 0; i < raw.size(); i += width) {
-      if (!push(raw.data() + i)) return false;
-    }
-    return true;
-  };
-  auto integral = [&](double d) {
-    if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9.0e15) return false;
-    elems.push_back(Elem::known(static_cast<int64_t>(d)));
-    return true;
-  };
-  bool ok = false;
-  const bool use_raw = t.has_raw_data();
   switch (t.data_type()) {
     case T::INT64:
-      ok = use_raw ? from_raw(8, [&](const char* p) {
-        int64_t v;
-        std::memcpy(&v, p, 8);
-        elems.push_back(Elem::known(v));
-        return true;
-      })
-                   : (t.int64_data_size() == count &&
-                      (std::for_each(t.int64_data().begin(), t.int64_data().end(),
-                                     [&](int64_t v) { elems.push_back(Elem::known(v)); }),
-                       true));
-      break;
     case T::INT32:
-      ok = use_raw ? from_raw(4, [&](const char* p) {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        elems.push_back(Elem::known(v));
-        return true;
-      })
-                   : (t.int32_data_size() == count &&
-                      (std::for_each(t.int32_data().begin(), t.int32_data().end(),
-                                     [&](int32_t v) { elems.push_back(Elem::known(v)); }),
-                       true));
-      break;
     case T::BOOL:
     case T::INT8:
-    case T::UINT8:
-      ok = use_raw ? from_raw(1, [&](const char* p) {
-        const int64_t v = t.data_type() == T::INT8 ? static_cast<int8_t>(*p) : static_cast<uint8_t>(*p);
-        elems.push_back(Elem::known(v));
-        return true;
-      })
-                   : (t.int32_data_size() == count &&
-                      (std::for_each(t.int32_data().begin(), t.int32_data().end(),
-                                     [&](int32_t v) { elems.push_back(Elem::known(v)); }),
-                       true));
+    case T::UINT8: {
+      std::vector<int64_t> ints;
+      if (!tensor_values(t, ints, error, kLimit)) return false;
+      for (int64_t v : ints) elems.push_back(Elem::known(v));
       break;
+    }
     case T::FLOAT:
-      ok = use_raw ? from_raw(4, [&](const char* p) {
-        float v;
-        std::memcpy(&v, p, 4);
-        return integral(v);
-      })
-                   : t.float_data_size() == count &&
-                         std::all_of(t.float_data().begin(), t.float_data().end(), [&](float v) { return integral(v); });
+    case T::DOUBLE: {  // tracked when every value is a whole number
+      std::vector<double> reals;
+      if (!tensor_values(t, reals, error, kLimit)) return false;
+      for (double d : reals) {
+        if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9.0e15) return false;
+        elems.push_back(Elem::known(static_cast<int64_t>(d)));
+      }
       break;
-    case T::DOUBLE:
-      ok = use_raw ? from_raw(8, [&](const char* p) {
-        double v;
-        std::memcpy(&v, p, 8);
-        return integral(v);
-      })
-                   : t.double_data_size() == count &&
-                         std::all_of(t.double_data().begin(), t.double_data().end(), [&](double v) { return integral(v); });
-      break;
+    }
     default:
       return false;
   }
-  if (!ok) return false;
   return set_elems(out, t.dims_size() == 0, t.data_type(), std::move(elems));
 }
 

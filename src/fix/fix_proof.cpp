@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <memory>
@@ -15,6 +14,7 @@
 #include "bpulint/guarded_inference.h"
 #include "bpulint/quantised_weight.h"
 #include "bpulint/reference_kernels.h"
+#include "bpulint/tensor_values.h"
 #include "fix_kinds.h"
 
 namespace bpulint {
@@ -90,13 +90,11 @@ Tensor one_channel_per_position(const std::vector<int64_t>& shape, uint64_t seed
 
 bool tensor_of(const onnx::TensorProto& proto, const std::string& bytes, Tensor& out, std::string& error) {
   out.shape.assign(proto.dims().begin(), proto.dims().end());
-  out.data.resize(bytes.size() / 4);
-  if (bytes.size() % 4 != 0 || static_cast<int64_t>(out.data.size()) != out.size()) {
+  if (!decode_tensor_bytes(onnx::TensorProto::FLOAT, bytes, out.size(), out.data, error)) {
     error = "initializer '" + proto.name() + "' holds " + std::to_string(bytes.size()) + " bytes for shape " +
             shape_text(out.shape);
     return false;
   }
-  std::memcpy(out.data.data(), bytes.data(), bytes.size());  // raw data is little-endian, as the hosts we build for
   return true;
 }
 
@@ -112,16 +110,11 @@ bool same_external_reference(const onnx::TensorProto& a, const onnx::TensorProto
   return true;
 }
 
+// The values of an int64 tensor; none for any other, or a malformed one.
 std::vector<int64_t> int64_values(const onnx::TensorProto& t) {
   std::vector<int64_t> out;
-  if (t.data_type() != onnx::TensorProto::INT64) return out;
-  if (!t.has_raw_data()) return {t.int64_data().begin(), t.int64_data().end()};
-  const std::string& raw = t.raw_data();
-  for (size_t i = 0; i + 8 <= raw.size(); i += 8) {
-    uint64_t v = 0;
-    for (int b = 7; b >= 0; --b) v = (v << 8) | static_cast<unsigned char>(raw[i + static_cast<size_t>(b)]);
-    out.push_back(static_cast<int64_t>(v));
-  }
+  std::string error;
+  if (t.data_type() != onnx::TensorProto::INT64 || !tensor_values(t, out, error)) return {};
   return out;
 }
 

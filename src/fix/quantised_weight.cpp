@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "bpulint/facts.h"
 #include "bpulint/fix_catalog.h"
 #include "bpulint/reference_kernels.h"
+#include "bpulint/tensor_values.h"
 
 namespace bpulint {
 namespace {
@@ -218,20 +218,10 @@ bool decode(const onnx::TensorProto& t, const TensorBytesReader& read, std::vect
   int64_t n = 1;
   for (int64_t d : t.dims()) n *= d;
   const int32_t type = t.data_type();
-  const size_t width = type == onnx::TensorProto::FLOAT ? 4 : 1;
-  if ((type != onnx::TensorProto::FLOAT && !is_integer_type(type)) || bytes.size() != static_cast<size_t>(n) * width) {
+  if ((type != onnx::TensorProto::FLOAT && !is_integer_type(type)) ||
+      !decode_tensor_bytes(type, bytes, n, out, error)) {
     error = "tensor '" + t.name() + "' is not an int8, uint8 or float32 tensor of " + std::to_string(n) + " values";
     return false;
-  }
-  out.resize(static_cast<size_t>(n));
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (type == onnx::TensorProto::FLOAT) {
-      std::memcpy(&out[i], &bytes[i * 4], 4);  // raw data is little-endian, as the hosts we build for
-    } else if (type == onnx::TensorProto::INT8) {
-      out[i] = static_cast<float>(static_cast<int8_t>(bytes[i]));
-    } else {
-      out[i] = static_cast<float>(static_cast<uint8_t>(bytes[i]));
-    }
   }
   return true;
 }

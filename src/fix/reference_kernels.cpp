@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "bpulint/tensor_values.h"
+
 namespace bpulint {
 
 int64_t Tensor::size() const {
@@ -578,8 +580,8 @@ bool add_impl(const Tensor& a, const Tensor& b, Tensor& y, std::string& error) {
 }
 
 // ---------------------------------------------------------------------------
-// TensorProto decoding. Raw data is little-endian by the ONNX spec; decoding
-// byte by byte keeps this correct on any host.
+// TensorProto decoding: the checks and texts of the kernels' inputs; the
+// values come from the one decoder (bpulint/tensor_values.h).
 
 bool proto_element_count(const onnx::TensorProto& t, int64_t& n, std::string& error) {
   const std::string name = "tensor '" + t.name() + "'";
@@ -590,38 +592,12 @@ bool proto_element_count(const onnx::TensorProto& t, int64_t& n, std::string& er
   return true;
 }
 
-uint64_t load_le(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = bytes; i-- > 0;) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return v;
-}
-
-// Checks that raw_data holds exactly n elements of `width` bytes.
-bool raw_size_ok(const onnx::TensorProto& t, int64_t n, size_t width, std::string& error) {
-  const std::string& raw = t.raw_data();
-  if (raw.size() % width != 0 || raw.size() / width != static_cast<uint64_t>(n))
-    return fail(error, "tensor '" + t.name() + "' raw_data has " + std::to_string(raw.size()) + " bytes, expected " +
-                           std::to_string(n) + " x " + std::to_string(width));
-  return true;
-}
-
 bool int64s_from_proto(const onnx::TensorProto& t, std::vector<int64_t>& out, std::string& error) {
   const std::string name = "tensor '" + t.name() + "'";
   if (t.data_type() != onnx::TensorProto::INT64) return fail(error, name + " must be int64");
   if (t.dims_size() != 1) return fail(error, name + " must be 1-D");
   int64_t n = 0;
-  if (!proto_element_count(t, n, error)) return false;
-  out.clear();
-  if (t.has_raw_data()) {
-    if (!raw_size_ok(t, n, 8, error)) return false;
-    for (int64_t i = 0; i < n; ++i) out.push_back(static_cast<int64_t>(load_le(t.raw_data().data() + 8 * i, 8)));
-  } else {
-    if (t.int64_data_size() != n)
-      return fail(error, name + " has " + std::to_string(t.int64_data_size()) + " int64_data values, expected " +
-                             std::to_string(n));
-    out.assign(t.int64_data().begin(), t.int64_data().end());
-  }
-  return true;
+  return proto_element_count(t, n, error) && tensor_values(t, out, error);
 }
 
 // ---------------------------------------------------------------------------
@@ -879,26 +855,10 @@ bool tensor_from_proto(const onnx::TensorProto& t, Tensor& out, std::string& err
       return fail(error, name + " has element type " + std::to_string(t.data_type()) + "; only float32 is supported");
     int64_t n = 0;
     if (!proto_element_count(t, n, error)) return false;
+    if (t.has_raw_data() && t.float_data_size() != 0) return fail(error, name + " has both raw_data and float_data");
     Tensor result;
     result.shape.assign(t.dims().begin(), t.dims().end());
-    if (t.has_raw_data()) {
-      if (t.float_data_size() != 0) return fail(error, name + " has both raw_data and float_data");
-      if (!raw_size_ok(t, n, 4, error)) return false;
-      result.data.resize(static_cast<size_t>(n));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-      std::memcpy(result.data.data(), t.raw_data().data(), static_cast<size_t>(n) * 4);  // already the host's layout
-#else
-      for (int64_t i = 0; i < n; ++i) {
-        const uint32_t bits = static_cast<uint32_t>(load_le(t.raw_data().data() + 4 * i, 4));
-        std::memcpy(&result.data[i], &bits, sizeof bits);
-      }
-#endif
-    } else {
-      if (t.float_data_size() != n)
-        return fail(error, name + " has " + std::to_string(t.float_data_size()) + " float_data values, expected " +
-                               std::to_string(n));
-      result.data.assign(t.float_data().begin(), t.float_data().end());
-    }
+    if (!tensor_values(t, result.data, error)) return false;
     out = std::move(result);
     return true;
   });
