@@ -2,6 +2,7 @@
 // (fact_walk.cpp) found: a node's on demand (NodeFactSource, node_record),
 // and the model's once, over its inputs as pinned (pin_input_shapes).
 #include "bpulint/facts.h"
+#include "bpulint/tensor_values.h"
 
 #include <onnx/defs/schema.h>
 
@@ -58,25 +59,21 @@ Value constant_value(const TensorFacts& t) {
     return Value::of_list(std::move(items));
   }
   if (d == nullptr) return Value::unknown("not a constant");
-  std::vector<Value> items;
-  if (d->data_type() == onnx::TensorProto::INT64) {
-    if (!d->raw_data().empty()) {
-      if (d->raw_data().size() % 8 != 0 || d->raw_data().size() / 8 > kMaxElements) return Value::unknown("constant too large");
-      for (size_t i = 0; i < d->raw_data().size(); i += 8) {
-        int64_t v = 0;
-        for (int b = 7; b >= 0; --b) v = static_cast<int64_t>((static_cast<uint64_t>(v) << 8) | static_cast<unsigned char>(d->raw_data()[i + static_cast<size_t>(b)]));
-        items.push_back(Value::of_int(v));
-      }
-    } else {
-      if (d->int64_data_size() > kMaxElements) return Value::unknown("constant too large");
-      for (int64_t v : d->int64_data()) items.push_back(Value::of_int(v));
-    }
-  } else if (d->data_type() == onnx::TensorProto::INT32 && d->raw_data().empty()) {
-    if (d->int32_data_size() > kMaxElements) return Value::unknown("constant too large");
-    for (int32_t v : d->int32_data()) items.push_back(Value::of_int(v));
-  } else {
+  if (d->data_type() != onnx::TensorProto::INT64 && d->data_type() != onnx::TensorProto::INT32) {
     return Value::unknown("not int const");
   }
+  int64_t count = 1;  // stops past the limit: no overflow on dims of any size
+  for (int64_t dim : d->dims()) {
+    count = dim >= 0 && dim <= kMaxElements ? count * dim : kMaxElements + 1;
+    if (count > kMaxElements) break;
+  }
+  if (count > kMaxElements) return Value::unknown("constant too large");
+  std::vector<int64_t> ints;
+  std::string why;
+  if (!tensor_values(*d, ints, why, kMaxElements)) return Value::unknown("not int const");
+  std::vector<Value> items;
+  items.reserve(ints.size());
+  for (int64_t v : ints) items.push_back(Value::of_int(v));
   return Value::of_list(std::move(items));
 }
 
