@@ -189,8 +189,9 @@ TEST_CASE("the test helper and the CLI give the same diagnostics for every rule 
   }
   CHECK(exports >= 20);
   size_t compared = 0;
-  for (const auto& [name, files] : by_platform) {
-    const std::string platform_name = name;  // a named copy: clang 14 cannot capture a binding
+  for (const auto& entry : by_platform) {  // no structured binding: INFO captures, and clang 14 cannot capture one
+    const std::string& platform_name = entry.first;
+    const std::vector<std::string>& files = entry.second;
     std::vector<std::string> args = files;
     for (const char* a : {"--isolated", "--format", "json", "--exit-zero", "--platform"}) args.push_back(a);
     args.push_back(platform_name);

@@ -29,40 +29,19 @@
 #include "bpulint/render_graph.h"
 #include "bpulint/render_machine.h"
 #include "bpulint/render_text.h"
+#include "fix_step.h"
 #include "folder_walk.h"
+#include "model_run.h"
+#include "run_report.h"
 #include "stdin_spool.h"
 
 namespace bpulint {
 namespace fs = std::filesystem;
 namespace {
 
-
-// What one configuration file (or none) means for the models that use it.
-struct Setup {
-  Config config;
-  RuleDatabase db;
-};
-
-struct ModelRun {
-  std::string path;  // as given: what every message and report names ("-" for standard input)
-  std::string file;  // what is read: the path, or standard input's spooled copy
-  Setup* setup = nullptr;
-  ModelPlan plan;  // resolve_plan: the configuration's layers, a Horizon compile config, then the command line
-  std::unique_ptr<ModelReport> report;
-  std::unique_ptr<FixRun> fix_run;
-  std::unique_ptr<ModelReport> fixed;
-};
-
 class Runner {
  public:
-  explicit Runner(const RunOptions& o) : o_(o) {
-    cli_.platform = o.platform;
-    cli_.select = o.select;
-    cli_.ignore = o.ignore;
-    cli_.input_shapes = o.facts.input_shapes;
-    cli_.hb_config = o.hb_config;
-    cli_.show_unverified = o.show_unverified;
-  }
+  explicit Runner(const RunOptions& o) : o_(o) {}
 
   int run() {
     if (format_ == nullptr) return fail("unknown --format '" + o_.format + "'");
@@ -121,7 +100,7 @@ class Runner {
     if (o_.hb_config != nullptr && text_output()) {
       out_ << o_.hb_config->path << ": Horizon compile config: " << hb_config_summary(*o_.hb_config) << "\n";
     }
-    lint_all();
+    lint_models(models_, o_.jobs, first_read_);
     for (auto& m : models_) finish(m);
     return conclude();
   }
@@ -135,50 +114,10 @@ class Runner {
   bool setup_for(const std::string& model, Setup*& out, std::string& error) {
     std::string config_path = o_.config_file;
     if (config_path.empty() && !o_.isolated) config_path = find_config(model);
-    auto it = setups_.find(config_path);
-    if (it != setups_.end()) {
-      out = it->second.get();
-      return true;
-    }
-    auto setup = std::make_unique<Setup>();
-    if (!config_path.empty() && !load_config(config_path, setup->config, error)) return false;
-    if (!load_default_rule_database(o_.rules_dir, setup->db, error)) return false;
-    std::vector<std::string> extra = setup->config.rule_paths;
-    extra.insert(extra.end(), o_.extra_rules.begin(), o_.extra_rules.end());
-    std::vector<RuleFile> files;
-    if (!extra.empty() && (!read_rule_paths(extra, files, error) || !extend_rule_database(setup->db, files, error))) {
-      return false;
-    }
+    auto& setup = setups_[config_path];
+    if (setup == nullptr && !load_setup(config_path, o_, setup, error)) return false;
     out = setup.get();
-    setups_.emplace(config_path, std::move(setup));
     return true;
-  }
-
-  // Linting is read-only and independent per model, so -j runs models in
-  // parallel; everything after it happens in input order.
-  void lint_all() {
-    const size_t workers = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(1, o_.jobs)), models_.size()));
-    max_known_opset();  // initialise ONNX's schema registry before threads share it
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t i = next++; i < models_.size(); i = next++) {
-        auto& m = models_[i];
-        try {
-          m.report = std::make_unique<ModelReport>(
-              i == 0 && first_read_.valid()
-                  ? lint(m.path, m.plan, first_read_.get())
-                  : lint(m.path, m.plan, read_model(m.file)));
-        } catch (const std::exception& e) {  // out of memory and the like: still one line, exit 2
-          m.report = std::make_unique<ModelReport>();
-          m.report->path = m.path;
-          m.report->error = std::string("internal error: ") + e.what();
-        }
-      }
-    };
-    std::vector<std::thread> threads;
-    for (size_t t = 1; t < workers; ++t) threads.emplace_back(work);
-    work();
-    for (auto& t : threads) t.join();
   }
 
   // The models read: no output may replace one.
@@ -208,180 +147,20 @@ class Runner {
     }
     locate_sources(r, sources_);
     if (text_output()) render_text(out_, r, *m.plan.platform, text_options());
-    if (!o_.pytorch_snippet.empty()) write_snippet(r);
-    if (o_.fix) fix(m);
-  }
-
-  void write_snippet(const ModelReport& r) {
-    std::vector<SnippetLayer> layers;
-    size_t replaced = 0;
-    for (const auto& plan : r.fix_plans) {
-      std::string why_not;
-      const FixOption* chosen = choose_fix(plan, o_.fix_strategy, why_not);
-      const NodeFacts& node = r.facts.nodes[static_cast<size_t>(plan.node)];
-      layers.push_back({chosen != nullptr ? chosen->id : "", plan.params, torch_module_path(std::string(node.name)),
-                        chosen != nullptr ? "" : why_not, std::string(node.display_name)});
-      replaced += chosen != nullptr ? 1 : 0;
-    }
-    std::ostream& log = text_output() ? out_ : std::cerr;
-    if (replaced == 0) {
-      log << r.path << ": no layer has an applicable fix; no PyTorch snippet written\n";
-      return;
-    }
-    std::string error;
-    if (!write_output(o_.pytorch_snippet, pytorch_snippet_file(layers), model_paths(), error)) {
-      std::cerr << printable_text(o_.pytorch_snippet + ": error: " + error) << "\n";
+    if (!o_.pytorch_snippet.empty() &&
+        !write_pytorch_snippet(text_output() ? out_ : std::cerr, r, o_.fix_strategy, o_.pytorch_snippet, model_paths())) {
       broken_ = true;
-      return;
     }
-    const size_t left = layers.size() - replaced;
-    log << r.path << ": wrote PyTorch replacements for " << replaced << " layer" << (replaced == 1 ? "" : "s")
-        << " to " << o_.pytorch_snippet;
-    if (left > 0) log << " (" << left << " flagged layer" << (left == 1 ? "" : "s") << " left as is, each with a comment saying why)";
-    log << "\n";
-  }
-
-  // --fix: rewrite, prove, write, then lint the written model with the same configuration.
-  void fix(ModelRun& m) {
-    const ModelReport& r = *m.report;
-    std::ostream& log = text_output() ? out_ : std::cerr;
-    if (r.fix_plans.empty()) {
-      // Said once, with what is left and why: no rule that fired offers a rewrite here.
-      std::map<std::string, size_t> unfixed;  // rule id -> error findings
-      size_t on_nodes = 0;                     // of them on a node (not model-level, e.g. a dynamic input)
-      for (const auto& d : r.diagnostics) {
-        if (d.severity != Severity::Error || d.outcome != Outcome::Fail || !d.shown()) continue;
-        ++unfixed[d.rule->id];
-        on_nodes += d.node >= 0 ? 1 : 0;
-      }
-      if (unfixed.empty()) {
-        log << printable_text(r.path) << ": nothing to fix\n";
-        return;
-      }
-      std::string rules;
-      size_t errors = 0;
-      for (const auto& [id, n] : unfixed) {
-        rules += (rules.empty() ? "" : ", ") + id + (n > 1 ? " x" + std::to_string(n) : "");
-        errors += n;
-      }
-      // Worded as a fix_blocked ends: what is left to change is the PyTorch source.
-      log << printable_text(r.path) << ": nothing --fix can rewrite: " << errors << " error finding"
-          << (errors == 1 ? " (" + rules + ") offers" : "s (" + rules + ") offer") << " no fix on " << m.plan.platform->name;
-      if (on_nodes == 1) log << "; the layer needs a change in its PyTorch source";
-      if (on_nodes > 1) log << "; the layers need a change in their PyTorch source";
-      log << " (bpu-lint explain " << unfixed.begin()->first << ")\n";
-      return;
-    }
-    const std::string out = o_.fixed_model.empty() ? default_fixed_path(r.path) : o_.fixed_model;
-    m.fix_run = std::make_unique<FixRun>(apply_fixes(*r.loaded, r.facts, r.fix_plans, o_.fix_strategy, out, o_.external_data));
-    render_fix_run(log, r, *m.fix_run, text_options());
-    if (!m.fix_run->error.empty()) broken_ = true;
-    if (!m.fix_run->written) return;
-    // The written model is linted as the original was, without the baseline:
-    // its entries name the original's path.
-    ModelPlan relint = m.plan;
-    relint.baseline = nullptr;
-    m.fixed = std::make_unique<ModelReport>(lint(out, relint));
-    if (!m.fixed->ok) {
-      std::cerr << printable_text(out + ": error: " + m.fixed->error) << "\n";
+    if (o_.fix && !fix_and_relint(m, o_, text_output() ? out_ : std::cerr, text_output() ? &out_ : nullptr,
+                                  text_options())) {
       broken_ = true;
-      m.fixed.reset();
-      return;
-    }
-    if (text_output()) {
-      out_ << "re-lint of " << out << ":\n";
-      render_text(out_, *m.fixed, *m.plan.platform, text_options());
-    }
-  }
-
-  // Warnings about the run's inputs, reported only for what this run could
-  // judge: a waiver that matched nothing although models in its scope were
-  // linted, a baseline entry of a linted model that no longer occurs, a
-  // --input-shape that no model of the run has.
-  std::vector<std::string> configuration_notes() const {
-    std::vector<std::string> notes;
-    std::map<const Waiver*, size_t> models_in_scope, waiver_matches;
-    std::map<const Baseline::Entry*, size_t> baseline_matches;
-    for (const auto& m : models_) {
-      for (const Waiver* w : m.plan.waivers) ++models_in_scope[w];
-      for (const ModelReport* r : {m.report.get(), m.fixed.get()}) {
-        if (r == nullptr) continue;
-        for (const auto& [w, n] : r->waiver_matches) waiver_matches[w] += n;
-        for (const auto& [e, n] : r->baseline_matches) baseline_matches[e] += n;
-      }
-    }
-    for (const auto& [path, setup] : setups_) {
-      for (const auto& w : setup->config.waivers) {
-        if (waiver_matches[&w] == 0 && models_in_scope[&w] > 0) {
-          notes.push_back(w.where.str() + ": waiver for rule '" + w.rule + "' on node '" + w.node + "'" +
-                          (w.model.empty() ? "" : " in '" + w.model + "'") + " matched nothing");
-        }
-      }
-    }
-    std::set<std::string> linted;
-    for (const auto& m : models_) {
-      if (!o_.baseline.empty() && m.report && m.report->ok) linted.insert(baseline_model_key(m.path, o_.baseline));
-    }
-    for (const auto& e : baseline_.entries) {
-      const size_t matched = baseline_matches[&e];
-      if (matched < e.count && linted.count(e.model) > 0) {
-        notes.push_back(o_.baseline + ": stale baseline entry: " + e.rule + " on " + e.node + " in " + e.model + " (" +
-                        std::to_string(e.count - matched) + " no longer found)");
-      }
-    }
-    for (const auto& entry : o_.facts.input_shapes) {
-      const std::string& pin = entry.first;
-      // A model that refused the pin (its input has another rank or dims) has
-      // the input: that error is the whole story.
-      const bool used = std::any_of(models_.begin(), models_.end(), [&](const ModelRun& m) {
-        const auto& p = m.report->facts.pinned_inputs;
-        if (!m.report->ok) return m.report->error.rfind("--input-shape " + pin + ":", 0) == 0;
-        return std::find(p.begin(), p.end(), pin) != p.end();
-      });
-      if (!used) notes.push_back("--input-shape " + pin + ": no model of this run has an input named '" + pin + "'");
-    }
-    return notes;
-  }
-
-  // Counts by the level each finding fired at (after --severity overrides and
-  // "cannot verify" notes) and its outcome; checks folded into a root-cause
-  // note count as what they are.
-  // --statistics: findings per rule, level and outcome, over each model's verdict
-  // (the re-lint after --fix), waived and baselined ones left out.
-  std::vector<RuleCount> statistics() const {
-    std::map<std::tuple<std::string, Severity, Outcome>, RuleCount> counts;
-    for (const auto& m : models_) {
-      const ModelReport* r = m.fixed ? m.fixed.get() : m.report.get();
-      if (!r->ok) continue;
-      for (const auto& d : r->diagnostics) {
-        if (!d.waiver.empty() || d.baselined) continue;
-        RuleCount& c = counts[{d.rule->id, d.severity, d.outcome}];
-        c.rule = d.rule;
-        c.severity = d.severity;
-        c.outcome = d.outcome;
-        ++c.count;
-      }
-    }
-    std::vector<RuleCount> out;
-    for (const auto& kv : counts) out.push_back(kv.second);
-    return out;
-  }
-
-  void print_statistics() {
-    out_ << "Statistics:\n";
-    for (const RuleCount& c : statistics()) {
-      out_ << "  " << c.count << "\t" << c.rule->id << "\t" << severity_name(c.severity) << "\t"
-           << (c.outcome == Outcome::Fail ? "fail" : "cannot verify") << "\t" << c.rule->name << "\n";
     }
   }
 
   int conclude() {
-    const std::vector<std::string> notes = configuration_notes();
+    const std::vector<std::string> notes = configuration_notes(models_, setups_, baseline_, o_);
     bool findings = false;
-    for (const auto& m : models_) {
-      const ModelReport* verdict = m.fixed ? m.fixed.get() : m.report.get();
-      if (verdict->ok && verdict->summary.errors > 0) findings = true;
-    }
+    for (const auto& m : models_) findings = findings || (m.verdict().ok && m.verdict().summary.errors > 0);
     // --exit-non-zero-on-fix (the fix hook): a fix written is a change for
     // the author to review and stage, so the commit stops (as ruff's does).
     bool wrote_fix = false;
@@ -391,32 +170,9 @@ class Runner {
                                                                                               : kExitClean;
     if (text_output()) {
       for (const auto& n : notes) out_ << "warning: " << printable_text(n) << "\n";
-      if (o_.statistics) print_statistics();
+      if (o_.statistics) print_statistics(out_, models_);
     } else {
-      RunInfo info;
-      info.tool_version = BPULINT_VERSION;
-      info.platform = models_.front().plan.platform;
-      info.exit_code = code;
-      info.show_waived = o_.show_waived;
-      info.min_severity = o_.min_severity;
-      info.configuration_notes = notes;
-      info.hb_config = o_.hb_config;
-      if (o_.statistics) info.statistics = statistics();
-      info.with_statistics = o_.statistics;
-      if (format_->relative_uris) info.sarif_root = sarif_source_root();
-      for (const auto& m : models_) {
-        for (const auto& kv : m.plan.levels.severity) info.severity_overrides[kv.first] = kv.second;
-      }
-      for (const auto& m : models_) {
-        RunInfo::Model im;
-        im.path = m.path;
-        im.platform = m.plan.platform;
-        if (m.report->ok) im.report = m.report.get();
-        else im.error = m.report->error;
-        im.fix_run = m.fix_run.get();
-        im.fixed = m.fixed.get();
-        info.models.push_back(im);
-      }
+      const RunInfo info = run_info(models_, o_, notes, code, format_->relative_uris);
       out_ << format_->render(info, o_.sarif_profile == "spec" ? SarifProfile::Spec : SarifProfile::GitHub);
       for (const auto& n : notes) std::cerr << "bpu-lint: warning: " << n << "\n";
     }
@@ -455,7 +211,7 @@ class Runner {
 
   const RunOptions& o_;
   const OutputFormat* format_ = find_output_format(o_.format);  // the command line accepts only names it finds
-  CommandLineSettings cli_;
+  const CommandLineSettings cli_ = command_line_settings(o_);
   std::map<std::string, std::unique_ptr<Setup>> setups_;  // by configuration path ("" = none)
   std::vector<ModelRun> models_;
   StdinSpool stdin_;                   // a model piped in as '-' (before first_read_: outlives it)

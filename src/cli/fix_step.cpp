@@ -1,0 +1,99 @@
+#include "fix_step.h"
+
+#include <iostream>
+#include <map>
+
+#include "bpulint/fix_apply.h"
+#include "bpulint/markup.h"
+#include "bpulint/model_writer.h"
+#include "bpulint/output_file.h"
+#include "bpulint/pytorch_snippet.h"
+
+namespace bpulint {
+
+void say_nothing_to_fix(std::ostream& log, const ModelReport& r, const Platform& platform) {
+  // Said once, with what is left and why: no rule that fired offers a rewrite here.
+  std::map<std::string, size_t> unfixed;  // rule id -> error findings
+  size_t on_nodes = 0;                     // of them on a node (not model-level, e.g. a dynamic input)
+  for (const auto& d : r.diagnostics) {
+    if (d.severity != Severity::Error || d.outcome != Outcome::Fail || !d.shown()) continue;
+    ++unfixed[d.rule->id];
+    on_nodes += d.node >= 0 ? 1 : 0;
+  }
+  if (unfixed.empty()) {
+    log << printable_text(r.path) << ": nothing to fix\n";
+    return;
+  }
+  std::string rules;
+  size_t errors = 0;
+  for (const auto& [id, n] : unfixed) {
+    rules += (rules.empty() ? "" : ", ") + id + (n > 1 ? " x" + std::to_string(n) : "");
+    errors += n;
+  }
+  // Worded as a fix_blocked ends: what is left to change is the PyTorch source.
+  log << printable_text(r.path) << ": nothing --fix can rewrite: " << errors << " error finding"
+      << (errors == 1 ? " (" + rules + ") offers" : "s (" + rules + ") offer") << " no fix on " << platform.name;
+  if (on_nodes == 1) log << "; the layer needs a change in its PyTorch source";
+  if (on_nodes > 1) log << "; the layers need a change in their PyTorch source";
+  log << " (bpu-lint explain " << unfixed.begin()->first << ")\n";
+}
+
+bool fix_and_relint(ModelRun& m, const RunOptions& o, std::ostream& log, std::ostream* text_out,
+                    const TextOptions& text) {
+  const ModelReport& r = *m.report;
+  if (r.fix_plans.empty()) {
+    say_nothing_to_fix(log, r, *m.plan.platform);
+    return true;
+  }
+  const std::string out = o.fixed_model.empty() ? default_fixed_path(r.path) : o.fixed_model;
+  m.fix_run = std::make_unique<FixRun>(apply_fixes(*r.loaded, r.facts, r.fix_plans, o.fix_strategy, out, o.external_data));
+  render_fix_run(log, r, *m.fix_run, text);
+  const bool ok = m.fix_run->error.empty();
+  if (!m.fix_run->written) return ok;
+  ModelPlan relint = m.plan;
+  relint.baseline = nullptr;
+  m.fixed = std::make_unique<ModelReport>(lint(out, relint));
+  if (!m.fixed->ok) {
+    std::cerr << printable_text(out + ": error: " + m.fixed->error) << "\n";
+    m.fixed.reset();
+    return false;
+  }
+  if (text_out != nullptr) {
+    *text_out << "re-lint of " << out << ":\n";
+    render_text(*text_out, *m.fixed, *m.plan.platform, text);
+  }
+  return ok;
+}
+
+bool write_pytorch_snippet(std::ostream& log, const ModelReport& r, const std::string& strategy,
+                           const std::string& snippet_path, const std::vector<std::string>& inputs) {
+  std::vector<SnippetLayer> layers;
+  size_t replaced = 0;
+  for (const auto& plan : r.fix_plans) {
+    std::string why_not;
+    const FixOption* chosen = choose_fix(plan, strategy, why_not);
+    const NodeFacts& node = r.facts.nodes[static_cast<size_t>(plan.node)];
+    layers.push_back({chosen != nullptr ? chosen->id : "", plan.params, torch_module_path(std::string(node.name)),
+                      chosen != nullptr ? "" : why_not, std::string(node.display_name)});
+    replaced += chosen != nullptr ? 1 : 0;
+  }
+  if (replaced == 0) {
+    log << r.path << ": no layer has an applicable fix; no PyTorch snippet written\n";
+    return true;
+  }
+  std::string error;
+  if (!write_output(snippet_path, pytorch_snippet_file(layers), inputs, error)) {
+    std::cerr << printable_text(snippet_path + ": error: " + error) << "\n";
+    return false;
+  }
+  const size_t left = layers.size() - replaced;
+  log << r.path << ": wrote PyTorch replacements for " << replaced << " layer" << (replaced == 1 ? "" : "s") << " to "
+      << snippet_path;
+  if (left > 0) {
+    log << " (" << left << " flagged layer" << (left == 1 ? "" : "s") << " left as is, each with a comment saying why)";
+  }
+  log << "\n";
+  return true;
+}
+
+}  // namespace bpulint
