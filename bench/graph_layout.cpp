@@ -10,11 +10,11 @@
 #include <cstdlib>
 #include <string>
 
-#include "bpulint/config.h"
-#include "bpulint/graphviz_layout.h"
-#include "bpulint/lint.h"
-#include "bpulint/report_graph.h"
-#include "bpulint/rule_db.h"
+#include "bpulint/lint/config.h"
+#include "bpulint/render/graphviz_layout.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/render/report_graph.h"
+#include "bpulint/rules/rule_db.h"
 
 using namespace bpulint;
 

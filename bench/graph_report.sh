@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Graph report benchmark: how Graphviz's dot layout scales with the graph, which is what
 # kFullGraphNodes (whole graph up to this many nodes) and kGraphLayoutBudget (items in the
-# collapsed view) in include/bpulint/report_graph.h were chosen from, and what the HTML
+# collapsed view) in include/bpulint/render/report_graph.h were chosen from, and what the HTML
 # report costs on real exports and on the 100k-node graph. Prints markdown tables.
 #
 #  1. Full layouts of real torch exports of growing size (tests/html/export_bev_model.py

@@ -28,12 +28,12 @@
 #include <sstream>
 #include <string>
 
-#include "bpulint/calibrate.h"
-#include "bpulint/compare.h"
-#include "bpulint/compile_log.h"
-#include "bpulint/json_writer.h"
-#include "bpulint/lint.h"
-#include "bpulint/render_compare.h"
+#include "bpulint/compare/calibrate.h"
+#include "bpulint/compare/compare.h"
+#include "bpulint/compare/compile_log.h"
+#include "bpulint/base/json_writer.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/render/render_compare.h"
 #include "fuzz_util.h"
 
 using namespace bpulint;

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/fix_apply.h"
-#include "bpulint/lint.h"
+#include "bpulint/fix/fix_apply.h"
+#include "bpulint/lint/lint.h"
 #include "ct3d_model.h"
 #include "fuzz_util.h"
 

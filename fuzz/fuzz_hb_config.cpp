@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "bpulint/hb_config.h"
+#include "bpulint/lint/hb_config.h"
 #include "fuzz_util.h"
 
 using namespace bpulint;

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "bpulint/ignore_file.h"
+#include "bpulint/base/ignore_file.h"
 #include "fuzz_util.h"
 
 using namespace bpulint;

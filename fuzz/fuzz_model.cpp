@@ -10,16 +10,16 @@
 #include <sstream>
 #include <string>
 
-#include "bpulint/evaluate.h"
-#include "bpulint/facts.h"
-#include "bpulint/fixes.h"
-#include "bpulint/json_writer.h"
-#include "bpulint/lint.h"
-#include "bpulint/model_checker.h"
-#include "bpulint/model_loader.h"
-#include "bpulint/render_graph.h"
-#include "bpulint/render_machine.h"
-#include "bpulint/render_text.h"
+#include "bpulint/engine/evaluate.h"
+#include "bpulint/engine/facts.h"
+#include "bpulint/fix/fixes.h"
+#include "bpulint/base/json_writer.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/model/model_checker.h"
+#include "bpulint/model/model_loader.h"
+#include "bpulint/render/render_graph.h"
+#include "bpulint/render/render_machine.h"
+#include "bpulint/render/render_text.h"
 #include "fuzz_util.h"
 
 using namespace bpulint;

@@ -11,9 +11,9 @@
 #include <limits>
 #include <string>
 
-#include "bpulint/expr.h"
-#include "bpulint/rule_db.h"
-#include "bpulint/value.h"
+#include "bpulint/rules/expr.h"
+#include "bpulint/rules/rule_db.h"
+#include "bpulint/rules/value.h"
 #include "fuzz_util.h"
 
 using namespace bpulint;

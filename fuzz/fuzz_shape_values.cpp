@@ -32,9 +32,9 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/evaluate.h"
-#include "bpulint/facts.h"
-#include "bpulint/guarded_inference.h"
+#include "bpulint/engine/evaluate.h"
+#include "bpulint/engine/facts.h"
+#include "bpulint/model/guarded_inference.h"
 #include "../src/engine/shape_values.h"
 #include "fuzz_util.h"
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "bpulint/source_location.h"
+#include "bpulint/model/source_location.h"
 #include "ct3d_model.h"
 #include "fuzz_util.h"
 

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bpulint/model_loader.h"
-#include "bpulint/rule_db.h"
+#include "bpulint/model/model_loader.h"
+#include "bpulint/rules/rule_db.h"
 
 namespace bpulint::fuzz {
 

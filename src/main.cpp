@@ -2,7 +2,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "bpulint/cli.h"
+#include "bpulint/cli/cli.h"
 
 int main(int argc, char** argv) {
   const int code = bpulint::run_cli(argc, argv);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/bulk_memory.h"
+#include "bpulint/base/bulk_memory.h"
 
 using bpulint::BulkAllocator;
 

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <random>
 
-#include "bpulint/lint.h"
-#include "bpulint/model_checker.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/model/model_checker.h"
 #include "test_util.h"
 
 using namespace bpulint;

@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <set>
 
-#include "bpulint/compare.h"
-#include "bpulint/compile_log.h"
-#include "bpulint/rule_stub.h"
-#include "bpulint/strings.h"
+#include "bpulint/compare/compare.h"
+#include "bpulint/compare/compile_log.h"
+#include "bpulint/compare/rule_stub.h"
+#include "bpulint/base/strings.h"
 #include "test_util.h"
 
 using namespace bpulint;

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <set>
 
-#include "bpulint/rule_docs.h"
+#include "bpulint/render/rule_docs.h"
 #include "test_util.h"
 
 using namespace bpulint;

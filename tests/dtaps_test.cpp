@@ -13,12 +13,12 @@
 #include <limits>
 #include <map>
 
-#include "bpulint/convtranspose3d_rewrite.h"
-#include "bpulint/fix_apply.h"
-#include "bpulint/fix_proof.h"
-#include "bpulint/fixes.h"
-#include "bpulint/pytorch_snippet.h"
-#include "bpulint/reference_kernels.h"
+#include "bpulint/fix/convtranspose3d_rewrite.h"
+#include "bpulint/fix/fix_apply.h"
+#include "bpulint/fix/fix_proof.h"
+#include "bpulint/fix/fixes.h"
+#include "bpulint/fix/pytorch_snippet.h"
+#include "bpulint/fix/reference_kernels.h"
 #include "ct3d_model.h"
 #include "test_util.h"
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "bpulint/expr.h"
-#include "bpulint/value.h"
+#include "bpulint/rules/expr.h"
+#include "bpulint/rules/value.h"
 
 using bpulint::ExprError;
 using bpulint::Trace;

@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
-#include "bpulint/fact_names.h"
-#include "bpulint/facts.h"
-#include "bpulint/placement.h"
+#include "bpulint/rules/fact_names.h"
+#include "bpulint/engine/facts.h"
+#include "bpulint/engine/placement.h"
 #include "test_util.h"
 
 using namespace bpulint;

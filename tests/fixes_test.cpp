@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <set>
 
-#include "bpulint/fix_apply.h"
-#include "bpulint/fix_proof.h"
-#include "bpulint/fixes.h"
+#include "bpulint/fix/fix_apply.h"
+#include "bpulint/fix/fix_proof.h"
+#include "bpulint/fix/fixes.h"
 #include "ct3d_model.h"
 #include "test_util.h"
 

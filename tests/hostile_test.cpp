@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/config.h"
-#include "bpulint/fix_apply.h"
-#include "bpulint/fixes.h"
-#include "bpulint/json_writer.h"
-#include "bpulint/lint.h"
-#include "bpulint/model_loader.h"
-#include "bpulint/rule_db.h"
+#include "bpulint/lint/config.h"
+#include "bpulint/fix/fix_apply.h"
+#include "bpulint/fix/fixes.h"
+#include "bpulint/base/json_writer.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/model/model_loader.h"
+#include "bpulint/rules/rule_db.h"
 #include "ct3d_model.h"
 #include "test_util.h"
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/graphviz_layout.h"
-#include "bpulint/markup.h"
-#include "bpulint/report_graph.h"
+#include "bpulint/render/graphviz_layout.h"
+#include "bpulint/render/markup.h"
+#include "bpulint/render/report_graph.h"
 #include "test_util.h"
 
 using namespace bpulint;

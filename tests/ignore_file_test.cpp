@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "bpulint/ignore_file.h"
+#include "bpulint/base/ignore_file.h"
 
 using namespace bpulint;
 

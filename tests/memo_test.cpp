@@ -5,8 +5,8 @@
 // shapes a Reshape reads, attributes, a dynamic batch dim).
 #include <doctest/doctest.h>
 
-#include "bpulint/evaluate.h"
-#include "bpulint/facts.h"
+#include "bpulint/engine/evaluate.h"
+#include "bpulint/engine/facts.h"
 #include "test_util.h"
 
 using namespace bpulint;

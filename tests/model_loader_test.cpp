@@ -1,7 +1,7 @@
 // Tests for the lean model loader. Fixtures are built with the protobuf API
 // (and, where the wire layout itself matters, by hand) and written to a
 // fresh temporary folder per test.
-#include "bpulint/model_loader.h"
+#include "bpulint/model/model_loader.h"
 
 #include <doctest/doctest.h>
 #include <google/protobuf/util/message_differencer.h>

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <random>
 
-#include "bpulint/fix_apply.h"
-#include "bpulint/model_loader.h"
-#include "bpulint/model_writer.h"
+#include "bpulint/fix/fix_apply.h"
+#include "bpulint/model/model_loader.h"
+#include "bpulint/model/model_writer.h"
 #include "test_util.h"
 
 using namespace bpulint;

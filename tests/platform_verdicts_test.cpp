@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bpulint/config.h"
-#include "bpulint/evaluate.h"
+#include "bpulint/lint/config.h"
+#include "bpulint/engine/evaluate.h"
 #include "test_util.h"
 
 using namespace bpulint;

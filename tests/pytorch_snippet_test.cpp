@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/pytorch_snippet.h"
+#include "bpulint/fix/pytorch_snippet.h"
 
 using bpulint::ConvTransposeParams;
 using bpulint::pytorch_module_class;

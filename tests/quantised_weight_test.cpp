@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <random>
 
-#include "bpulint/fix_apply.h"
-#include "bpulint/fix_proof.h"
-#include "bpulint/fixes.h"
-#include "bpulint/quantised_weight.h"
-#include "bpulint/reference_kernels.h"
+#include "bpulint/fix/fix_apply.h"
+#include "bpulint/fix/fix_proof.h"
+#include "bpulint/fix/fixes.h"
+#include "bpulint/fix/quantised_weight.h"
+#include "bpulint/fix/reference_kernels.h"
 #include "ct3d_model.h"
 #include "test_util.h"
 

@@ -2,7 +2,7 @@
 // values come from the ONNX operator docs or from a naive Python transcription
 // of the ONNX definitions (integer-valued inputs, so results are exact).
 
-#include "bpulint/reference_kernels.h"
+#include "bpulint/fix/reference_kernels.h"
 
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>

@@ -13,12 +13,12 @@
 #include <memory>
 #include <sstream>
 
-#include "bpulint/config.h"
-#include "bpulint/fix_apply.h"
-#include "bpulint/json_writer.h"
-#include "bpulint/finding_groups.h"
-#include "bpulint/render_machine.h"
-#include "bpulint/render_text.h"
+#include "bpulint/lint/config.h"
+#include "bpulint/fix/fix_apply.h"
+#include "bpulint/base/json_writer.h"
+#include "bpulint/render/finding_groups.h"
+#include "bpulint/render/render_machine.h"
+#include "bpulint/render/render_text.h"
 #include "test_util.h"
 
 namespace bpulint {

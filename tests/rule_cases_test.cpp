@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bpulint/evaluate.h"
+#include "bpulint/engine/evaluate.h"
 #include "test_util.h"
 
 using namespace bpulint;

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "bpulint/rule_db.h"
+#include "bpulint/rules/rule_db.h"
 #include "test_util.h"
 
 using namespace bpulint;

@@ -3,7 +3,7 @@
 // Reshape/Expand/..., constant folding, runtime shape ops and root causes.
 #include <doctest/doctest.h>
 
-#include "bpulint/facts.h"
+#include "bpulint/engine/facts.h"
 #include "test_util.h"
 
 using namespace bpulint;

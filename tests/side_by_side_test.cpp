@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "bpulint/side_by_side.h"
+#include "bpulint/base/side_by_side.h"
 
 using bpulint::run_side_by_side;
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "bpulint/source_location.h"
+#include "bpulint/model/source_location.h"
 #include "ct3d_model.h"
 #include "test_util.h"
 

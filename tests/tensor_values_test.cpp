@@ -1,7 +1,7 @@
-// Tests for the one TensorProto decoder (bpulint/tensor_values.h): raw and
+// Tests for the one TensorProto decoder (bpulint/model/tensor_values.h): raw and
 // typed layouts, the conversions, and every refusal with its reason.
 
-#include "bpulint/tensor_values.h"
+#include "bpulint/model/tensor_values.h"
 
 #include <doctest/doctest.h>
 

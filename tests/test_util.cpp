@@ -1,6 +1,6 @@
 #include "test_util.h"
 
-#include "bpulint/evaluate.h"
+#include "bpulint/engine/evaluate.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

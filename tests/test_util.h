@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/lint.h"
-#include "bpulint/rule_db.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/rules/rule_db.h"
 
 namespace bpulint::test {
 

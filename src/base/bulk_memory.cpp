@@ -1,8 +1,8 @@
-#include "bpulint/bulk_memory.h"
+#include "bpulint/base/bulk_memory.h"
 
 #include <sys/mman.h>
 
-#include "bpulint/sanitizers.h"
+#include "bpulint/base/sanitizers.h"
 
 namespace bpulint {
 namespace {

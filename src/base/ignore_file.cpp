@@ -1,4 +1,4 @@
-#include "bpulint/ignore_file.h"
+#include "bpulint/base/ignore_file.h"
 
 #include <bitset>
 

@@ -1,4 +1,4 @@
-#include "bpulint/json_writer.h"
+#include "bpulint/base/json_writer.h"
 
 #include <charconv>
 #include <cmath>

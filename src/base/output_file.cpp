@@ -1,4 +1,4 @@
-#include "bpulint/output_file.h"
+#include "bpulint/base/output_file.h"
 
 #include <fcntl.h>
 #include <pthread.h>

@@ -5,13 +5,13 @@
 #include <iostream>
 #include <memory>
 
-#include "bpulint/calibrate.h"
-#include "bpulint/compare.h"
-#include "bpulint/exit_codes.h"
-#include "bpulint/lint.h"
-#include "bpulint/markup.h"
-#include "bpulint/output_file.h"
-#include "bpulint/strings.h"
+#include "bpulint/compare/calibrate.h"
+#include "bpulint/compare/compare.h"
+#include "bpulint/base/exit_codes.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/render/markup.h"
+#include "bpulint/base/output_file.h"
+#include "bpulint/base/strings.h"
 #include "compare_run.h"
 
 namespace bpulint {

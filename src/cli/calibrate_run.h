@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/facts.h"
+#include "bpulint/engine/facts.h"
 
 namespace bpulint {
 

@@ -1,5 +1,5 @@
-#include "bpulint/cli.h"
-#include "bpulint/strings.h"
+#include "bpulint/cli/cli.h"
+#include "bpulint/base/strings.h"
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -11,19 +11,19 @@
 #include <iostream>
 #include <sstream>
 
-#include "bpulint/markup.h"
-#include "bpulint/builtin_rules.h"
-#include "bpulint/embedded_rules.h"
-#include "bpulint/config.h"
+#include "bpulint/render/markup.h"
+#include "bpulint/rules/builtin_rules.h"
+#include "bpulint/rules/embedded_rules.h"
+#include "bpulint/lint/config.h"
 #include "calibrate_run.h"
 #include "compare_run.h"
-#include "bpulint/fix_catalog.h"
-#include "bpulint/hb_config.h"
+#include "bpulint/fix/fix_catalog.h"
+#include "bpulint/lint/hb_config.h"
 #include "lint_run.h"
-#include "bpulint/output_file.h"
-#include "bpulint/output_formats.h"
-#include "bpulint/rule_docs.h"
-#include "bpulint/settings.h"
+#include "bpulint/base/output_file.h"
+#include "bpulint/render/output_formats.h"
+#include "bpulint/render/rule_docs.h"
+#include "bpulint/lint/settings.h"
 
 namespace bpulint {
 namespace {

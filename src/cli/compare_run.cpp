@@ -2,12 +2,12 @@
 
 #include <iostream>
 
-#include "bpulint/compare.h"
-#include "bpulint/exit_codes.h"
-#include "bpulint/lint.h"
-#include "bpulint/settings.h"
-#include "bpulint/render_compare.h"
-#include "bpulint/strings.h"
+#include "bpulint/compare/compare.h"
+#include "bpulint/base/exit_codes.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/lint/settings.h"
+#include "bpulint/render/render_compare.h"
+#include "bpulint/base/strings.h"
 
 namespace bpulint {
 

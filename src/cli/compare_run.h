@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/compile_log.h"
-#include "bpulint/facts.h"
-#include "bpulint/rule_db.h"
+#include "bpulint/compare/compile_log.h"
+#include "bpulint/engine/facts.h"
+#include "bpulint/rules/rule_db.h"
 
 namespace bpulint {
 

@@ -3,11 +3,11 @@
 #include <iostream>
 #include <map>
 
-#include "bpulint/fix_apply.h"
-#include "bpulint/markup.h"
-#include "bpulint/model_writer.h"
-#include "bpulint/output_file.h"
-#include "bpulint/pytorch_snippet.h"
+#include "bpulint/fix/fix_apply.h"
+#include "bpulint/render/markup.h"
+#include "bpulint/model/model_writer.h"
+#include "bpulint/base/output_file.h"
+#include "bpulint/fix/pytorch_snippet.h"
 
 namespace bpulint {
 

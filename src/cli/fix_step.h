@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/lint.h"
-#include "bpulint/render_text.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/render/render_text.h"
 #include "lint_run.h"
 #include "model_run.h"
 

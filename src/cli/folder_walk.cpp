@@ -10,8 +10,8 @@
 #include <memory>
 #include <sstream>
 
-#include "bpulint/config.h"
-#include "bpulint/ignore_file.h"
+#include "bpulint/lint/config.h"
+#include "bpulint/base/ignore_file.h"
 
 namespace bpulint {
 namespace fs = std::filesystem;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/facts.h"
-#include "bpulint/rule_db.h"
+#include "bpulint/engine/facts.h"
+#include "bpulint/rules/rule_db.h"
 
 namespace bpulint {
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/config.h"
-#include "bpulint/fix_result.h"
-#include "bpulint/lint.h"
-#include "bpulint/rule_db.h"
-#include "bpulint/settings.h"
+#include "bpulint/lint/config.h"
+#include "bpulint/fix/fix_result.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/rules/rule_db.h"
+#include "bpulint/lint/settings.h"
 #include "lint_run.h"
 
 namespace bpulint {

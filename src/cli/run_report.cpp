@@ -4,7 +4,7 @@
 #include <set>
 #include <tuple>
 
-#include "bpulint/triage.h"
+#include "bpulint/lint/triage.h"
 
 namespace bpulint {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/render_machine.h"
+#include "bpulint/render/render_machine.h"
 #include "lint_run.h"
 #include "model_run.h"
 

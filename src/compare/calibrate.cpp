@@ -1,4 +1,4 @@
-#include "bpulint/calibrate.h"
+#include "bpulint/compare/calibrate.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,9 +6,9 @@
 #include <set>
 #include <sstream>
 
-#include "bpulint/expr.h"
-#include "bpulint/fact_names.h"
-#include "bpulint/rule_stub.h"
+#include "bpulint/rules/expr.h"
+#include "bpulint/rules/fact_names.h"
+#include "bpulint/compare/rule_stub.h"
 
 namespace bpulint {
 namespace {

@@ -1,4 +1,4 @@
-#include "bpulint/compare.h"
+#include "bpulint/compare/compare.h"
 
 #include <algorithm>
 #include <cctype>

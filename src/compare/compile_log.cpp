@@ -1,4 +1,4 @@
-#include "bpulint/compile_log.h"
+#include "bpulint/compare/compile_log.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "bpulint/json_writer.h"
+#include "bpulint/base/json_writer.h"
 
 namespace bpulint {
 namespace fs = std::filesystem;

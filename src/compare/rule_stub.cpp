@@ -1,12 +1,12 @@
-#include "bpulint/rule_stub.h"
+#include "bpulint/compare/rule_stub.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <sstream>
 
-#include "bpulint/expr.h"
-#include "bpulint/json_writer.h"
+#include "bpulint/rules/expr.h"
+#include "bpulint/base/json_writer.h"
 
 namespace bpulint {
 namespace {

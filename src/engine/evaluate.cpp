@@ -1,4 +1,4 @@
-#include "bpulint/evaluate.h"
+#include "bpulint/engine/evaluate.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,8 +12,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "bpulint/builtin_rules.h"
-#include "bpulint/side_by_side.h"
+#include "bpulint/rules/builtin_rules.h"
+#include "bpulint/base/side_by_side.h"
 
 namespace bpulint {
 namespace {

@@ -1,8 +1,8 @@
 // The fact source: the records rules read, built from what the walk
 // (fact_walk.cpp) found: a node's on demand (NodeFactSource, node_record),
 // and the model's once, over its inputs as pinned (pin_input_shapes).
-#include "bpulint/facts.h"
-#include "bpulint/tensor_values.h"
+#include "bpulint/engine/facts.h"
+#include "bpulint/model/tensor_values.h"
 
 #include <onnx/defs/schema.h>
 

@@ -1,7 +1,7 @@
 // The fact walk: one pass over the model in graph order that runs ONNX's own
 // per-op inference and records each node's tensors, folds and root causes
 // (extract_facts). The records rules read from them are built in fact_source.cpp.
-#include "bpulint/facts.h"
+#include "bpulint/engine/facts.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
@@ -14,9 +14,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "bpulint/graph_walk.h"
-#include "bpulint/guarded_inference.h"
-#include "bpulint/name_table.h"
+#include "bpulint/model/graph_walk.h"
+#include "bpulint/model/guarded_inference.h"
+#include "bpulint/base/name_table.h"
 #include "facts_internal.h"
 #include "shape_values.h"
 

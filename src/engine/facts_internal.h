@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "bpulint/facts.h"
+#include "bpulint/engine/facts.h"
 
 namespace bpulint {
 

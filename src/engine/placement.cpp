@@ -1,5 +1,5 @@
-#include "bpulint/placement.h"
-#include "bpulint/disjoint_sets.h"
+#include "bpulint/engine/placement.h"
+#include "bpulint/base/disjoint_sets.h"
 
 #include <algorithm>
 #include <functional>

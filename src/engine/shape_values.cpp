@@ -5,7 +5,7 @@
 #include <functional>
 #include <unordered_set>
 
-#include "bpulint/tensor_values.h"
+#include "bpulint/model/tensor_values.h"
 
 namespace bpulint {
 namespace {

@@ -15,7 +15,7 @@
 
 #include <vector>
 
-#include "bpulint/facts.h"
+#include "bpulint/engine/facts.h"
 
 namespace bpulint {
 

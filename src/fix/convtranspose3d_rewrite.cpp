@@ -1,10 +1,10 @@
-#include "bpulint/convtranspose3d_rewrite.h"
+#include "bpulint/fix/convtranspose3d_rewrite.h"
 
 #include <cstring>
 
-#include "bpulint/fix_catalog.h"
-#include "bpulint/graph_walk.h"
-#include "bpulint/quantised_weight.h"
+#include "bpulint/fix/fix_catalog.h"
+#include "bpulint/model/graph_walk.h"
+#include "bpulint/fix/quantised_weight.h"
 #include "fix_kinds.h"
 
 namespace bpulint {

@@ -1,4 +1,4 @@
-#include "bpulint/fix_apply.h"
+#include "bpulint/fix/fix_apply.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
@@ -16,12 +16,12 @@
 #include <system_error>
 #include <thread>
 
-#include "bpulint/convtranspose3d_rewrite.h"
-#include "bpulint/graph_walk.h"
-#include "bpulint/model_checker.h"
-#include "bpulint/model_writer.h"
-#include "bpulint/fix_proof.h"
-#include "bpulint/quantised_weight.h"
+#include "bpulint/fix/convtranspose3d_rewrite.h"
+#include "bpulint/model/graph_walk.h"
+#include "bpulint/model/model_checker.h"
+#include "bpulint/model/model_writer.h"
+#include "bpulint/fix/fix_proof.h"
+#include "bpulint/fix/quantised_weight.h"
 
 namespace bpulint {
 namespace {

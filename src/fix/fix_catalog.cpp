@@ -1,6 +1,6 @@
-#include "bpulint/fix_catalog.h"
+#include "bpulint/fix/fix_catalog.h"
 
-#include "bpulint/fix_ids.h"
+#include "bpulint/rules/fix_ids.h"
 #include "fix_kinds.h"
 
 namespace bpulint {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/fix_catalog.h"
+#include "bpulint/fix/fix_catalog.h"
 
 namespace bpulint {
 

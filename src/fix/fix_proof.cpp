@@ -1,4 +1,4 @@
-#include "bpulint/fix_proof.h"
+#include "bpulint/fix/fix_proof.h"
 
 #include <google/protobuf/util/message_differencer.h>
 #include <onnx/shape_inference/implementation.h>
@@ -10,11 +10,11 @@
 #include <mutex>
 #include <memory>
 
-#include "bpulint/fix_catalog.h"
-#include "bpulint/guarded_inference.h"
-#include "bpulint/quantised_weight.h"
-#include "bpulint/reference_kernels.h"
-#include "bpulint/tensor_values.h"
+#include "bpulint/fix/fix_catalog.h"
+#include "bpulint/model/guarded_inference.h"
+#include "bpulint/fix/quantised_weight.h"
+#include "bpulint/fix/reference_kernels.h"
+#include "bpulint/model/tensor_values.h"
 #include "fix_kinds.h"
 
 namespace bpulint {

@@ -1,4 +1,4 @@
-#include "bpulint/fix_result.h"
+#include "bpulint/fix/fix_result.h"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "bpulint/fixes.h"
+#include "bpulint/fix/fixes.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,11 +8,11 @@
 
 #include <onnx/defs/schema.h>
 
-#include "bpulint/convtranspose3d_rewrite.h"
-#include "bpulint/evaluate.h"
-#include "bpulint/fix_catalog.h"
-#include "bpulint/quantised_weight.h"
-#include "bpulint/side_by_side.h"
+#include "bpulint/fix/convtranspose3d_rewrite.h"
+#include "bpulint/engine/evaluate.h"
+#include "bpulint/fix/fix_catalog.h"
+#include "bpulint/fix/quantised_weight.h"
+#include "bpulint/base/side_by_side.h"
 
 namespace bpulint {
 namespace {

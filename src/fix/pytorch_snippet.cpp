@@ -1,5 +1,5 @@
-#include "bpulint/pytorch_snippet.h"
-#include "bpulint/strings.h"
+#include "bpulint/fix/pytorch_snippet.h"
+#include "bpulint/base/strings.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/fix_catalog.h"
+#include "bpulint/fix/fix_catalog.h"
 #include "fix_kinds.h"
 
 namespace bpulint {

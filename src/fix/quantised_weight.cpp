@@ -1,12 +1,12 @@
-#include "bpulint/quantised_weight.h"
+#include "bpulint/fix/quantised_weight.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "bpulint/facts.h"
-#include "bpulint/fix_catalog.h"
-#include "bpulint/reference_kernels.h"
-#include "bpulint/tensor_values.h"
+#include "bpulint/engine/facts.h"
+#include "bpulint/fix/fix_catalog.h"
+#include "bpulint/fix/reference_kernels.h"
+#include "bpulint/model/tensor_values.h"
 
 namespace bpulint {
 namespace {

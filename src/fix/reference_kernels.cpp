@@ -1,4 +1,4 @@
-#include "bpulint/reference_kernels.h"
+#include "bpulint/fix/reference_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "bpulint/tensor_values.h"
+#include "bpulint/model/tensor_values.h"
 
 namespace bpulint {
 
@@ -581,7 +581,7 @@ bool add_impl(const Tensor& a, const Tensor& b, Tensor& y, std::string& error) {
 
 // ---------------------------------------------------------------------------
 // TensorProto decoding: the checks and texts of the kernels' inputs; the
-// values come from the one decoder (bpulint/tensor_values.h).
+// values come from the one decoder (bpulint/model/tensor_values.h).
 
 bool proto_element_count(const onnx::TensorProto& t, int64_t& n, std::string& error) {
   const std::string name = "tensor '" + t.name() + "'";

@@ -1,4 +1,4 @@
-#include "bpulint/config.h"
+#include "bpulint/lint/config.h"
 
 #include <fnmatch.h>
 
@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "bpulint/facts.h"
-#include "bpulint/yaml_reader.h"
+#include "bpulint/engine/facts.h"
+#include "bpulint/rules/yaml_reader.h"
 
 namespace bpulint {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "bpulint/hb_config.h"
+#include "bpulint/lint/hb_config.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "bpulint/facts.h"
-#include "bpulint/yaml_reader.h"
+#include "bpulint/engine/facts.h"
+#include "bpulint/rules/yaml_reader.h"
 
 namespace bpulint {
 namespace {

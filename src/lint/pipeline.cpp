@@ -1,11 +1,11 @@
-#include "bpulint/lint.h"
+#include "bpulint/lint/lint.h"
 
 #include <algorithm>
 
-#include "bpulint/evaluate.h"
-#include "bpulint/model_checker.h"
-#include "bpulint/side_by_side.h"
-#include "bpulint/triage.h"
+#include "bpulint/engine/evaluate.h"
+#include "bpulint/model/model_checker.h"
+#include "bpulint/base/side_by_side.h"
+#include "bpulint/lint/triage.h"
 
 namespace bpulint {
 

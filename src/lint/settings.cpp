@@ -1,12 +1,12 @@
-#include "bpulint/settings.h"
+#include "bpulint/lint/settings.h"
 
 #include <fnmatch.h>
 
 #include <algorithm>
 #include <set>
 
-#include "bpulint/builtin_rules.h"
-#include "bpulint/hb_config.h"
+#include "bpulint/rules/builtin_rules.h"
+#include "bpulint/lint/hb_config.h"
 
 namespace bpulint {
 namespace {

@@ -1,4 +1,4 @@
-#include "bpulint/triage.h"
+#include "bpulint/lint/triage.h"
 
 #include <fnmatch.h>
 #include <yaml-cpp/yaml.h>

@@ -1,4 +1,4 @@
-#include "bpulint/guarded_inference.h"
+#include "bpulint/model/guarded_inference.h"
 
 #include <algorithm>
 #include <cctype>

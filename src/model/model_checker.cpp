@@ -1,4 +1,4 @@
-#include "bpulint/model_checker.h"
+#include "bpulint/model/model_checker.h"
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "bpulint/name_table.h"
+#include "bpulint/base/name_table.h"
 
 namespace bpulint {
 using onnx::checker::ValidationError;

@@ -1,7 +1,7 @@
 // See model_loader.h for the why. This file reads the model file's bytes
 // (MappedFile), assembles the ModelProto from its lean copy (wire_scanner.h has
 // the wire format) and reads tensor bytes, typed or external.
-#include "bpulint/model_loader.h"
+#include "bpulint/model/model_loader.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -21,8 +21,8 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
-#include "bpulint/bulk_memory.h"
-#include "bpulint/side_by_side.h"
+#include "bpulint/base/bulk_memory.h"
+#include "bpulint/base/side_by_side.h"
 #include "wire_scanner.h"
 
 namespace bpulint {

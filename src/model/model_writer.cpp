@@ -1,4 +1,4 @@
-#include "bpulint/model_writer.h"
+#include "bpulint/model/model_writer.h"
 
 #include <google/protobuf/io/coded_stream.h>
 
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "bpulint/output_file.h"
+#include "bpulint/base/output_file.h"
 
 namespace bpulint {
 namespace fs = std::filesystem;

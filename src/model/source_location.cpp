@@ -1,4 +1,4 @@
-#include "bpulint/source_location.h"
+#include "bpulint/model/source_location.h"
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/unknown_field_set.h>

@@ -1,4 +1,4 @@
-#include "bpulint/tensor_values.h"
+#include "bpulint/model/tensor_values.h"
 
 #include <cstring>
 #include <limits>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/model_loader.h"
+#include "bpulint/model/model_loader.h"
 
 namespace bpulint {
 

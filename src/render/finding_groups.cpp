@@ -1,9 +1,9 @@
-#include "bpulint/finding_groups.h"
+#include "bpulint/render/finding_groups.h"
 
 #include <map>
 
-#include "bpulint/lint.h"
-#include "bpulint/rule_db.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/rules/rule_db.h"
 
 namespace bpulint {
 namespace {

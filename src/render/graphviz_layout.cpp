@@ -1,4 +1,4 @@
-#include "bpulint/graphviz_layout.h"
+#include "bpulint/render/graphviz_layout.h"
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "bpulint/sanitizers.h"
+#include "bpulint/base/sanitizers.h"
 
 // The dot layout and the core renderers (svg) are linked in as builtins:
 // no plugin configuration file (config6) to find, no pango or cairo, and

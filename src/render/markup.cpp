@@ -1,10 +1,10 @@
-#include "bpulint/markup.h"
+#include "bpulint/render/markup.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
-#include "bpulint/json_writer.h"
+#include "bpulint/base/json_writer.h"
 
 namespace bpulint {
 namespace {

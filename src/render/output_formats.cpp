@@ -1,6 +1,6 @@
-#include "bpulint/output_formats.h"
+#include "bpulint/render/output_formats.h"
 
-#include "bpulint/render_graph.h"
+#include "bpulint/render/render_graph.h"
 
 namespace bpulint {
 

@@ -1,11 +1,11 @@
-#include "bpulint/render_compare.h"
+#include "bpulint/render/render_compare.h"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "bpulint/json_writer.h"
-#include "bpulint/markup.h"
-#include "bpulint/rule_stub.h"
+#include "bpulint/base/json_writer.h"
+#include "bpulint/render/markup.h"
+#include "bpulint/compare/rule_stub.h"
 
 namespace bpulint {
 namespace {

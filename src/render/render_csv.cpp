@@ -5,11 +5,11 @@
 #include <map>
 #include <set>
 
-#include "bpulint/markup.h"
-#include "bpulint/render_machine.h"
-#include "bpulint/lint.h"
-#include "bpulint/placement.h"
-#include "bpulint/rule_db.h"
+#include "bpulint/render/markup.h"
+#include "bpulint/render/render_machine.h"
+#include "bpulint/lint/lint.h"
+#include "bpulint/engine/placement.h"
+#include "bpulint/rules/rule_db.h"
 
 namespace bpulint {
 namespace {

@@ -1,9 +1,9 @@
 // --format dot: each model's graph (whole or collapsed, as in the HTML
 // report) as one digraph, and after --fix the fixed model's as another.
 // Graphviz reads several graphs from one file: dot -Tsvg -O report.dot.
-#include "bpulint/markup.h"
-#include "bpulint/render_graph.h"
-#include "bpulint/report_graph.h"
+#include "bpulint/render/markup.h"
+#include "bpulint/render/render_graph.h"
+#include "bpulint/render/report_graph.h"
 
 namespace bpulint {
 namespace {

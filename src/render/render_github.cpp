@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <string_view>
 
-#include "bpulint/json_writer.h"
-#include "bpulint/markup.h"
+#include "bpulint/base/json_writer.h"
+#include "bpulint/render/markup.h"
 #include "summary_format.h"
-#include "bpulint/finding_groups.h"
-#include "bpulint/render_machine.h"
+#include "bpulint/render/finding_groups.h"
+#include "bpulint/render/render_machine.h"
 
 namespace bpulint {
 namespace {

@@ -6,15 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/finding_groups.h"
-#include "bpulint/graphviz_layout.h"
-#include "bpulint/json_writer.h"
-#include "bpulint/markup.h"
+#include "bpulint/render/finding_groups.h"
+#include "bpulint/render/graphviz_layout.h"
+#include "bpulint/base/json_writer.h"
+#include "bpulint/render/markup.h"
 #include "summary_format.h"
-#include "bpulint/render_graph.h"
-#include "bpulint/render_text.h"
-#include "bpulint/report_graph.h"
-#include "bpulint/rule_docs.h"
+#include "bpulint/render/render_graph.h"
+#include "bpulint/render/render_text.h"
+#include "bpulint/render/report_graph.h"
+#include "bpulint/render/rule_docs.h"
 
 namespace bpulint {
 namespace {

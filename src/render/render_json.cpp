@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "bpulint/finding_groups.h"
-#include "bpulint/render_machine.h"
+#include "bpulint/render/finding_groups.h"
+#include "bpulint/render/render_machine.h"
 #include "render_json_shared.h"
 
 namespace bpulint {

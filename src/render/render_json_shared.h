@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "bpulint/json_writer.h"
+#include "bpulint/base/json_writer.h"
 
 namespace bpulint {
 

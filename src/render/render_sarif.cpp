@@ -19,11 +19,11 @@
 #include <map>
 #include <tuple>
 
-#include "bpulint/exit_codes.h"
-#include "bpulint/finding_groups.h"
-#include "bpulint/render_machine.h"
-#include "bpulint/rule_docs.h"
-#include "bpulint/strings.h"
+#include "bpulint/base/exit_codes.h"
+#include "bpulint/render/finding_groups.h"
+#include "bpulint/render/render_machine.h"
+#include "bpulint/render/rule_docs.h"
+#include "bpulint/base/strings.h"
 #include "render_json_shared.h"
 
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
-#include "bpulint/render_text.h"
+#include "bpulint/render/render_text.h"
 
-#include "bpulint/json_writer.h"
-#include "bpulint/markup.h"
+#include "bpulint/base/json_writer.h"
+#include "bpulint/render/markup.h"
 #include "summary_format.h"
 
 #include <cstdio>

@@ -1,5 +1,5 @@
-#include "bpulint/report_graph.h"
-#include "bpulint/disjoint_sets.h"
+#include "bpulint/render/report_graph.h"
+#include "bpulint/base/disjoint_sets.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "bpulint/json_writer.h"
-#include "bpulint/markup.h"
+#include "bpulint/base/json_writer.h"
+#include "bpulint/render/markup.h"
 
 namespace bpulint {
 namespace {

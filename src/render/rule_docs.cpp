@@ -1,6 +1,6 @@
-#include "bpulint/fact_names.h"
-#include "bpulint/rule_docs.h"
-#include "bpulint/strings.h"
+#include "bpulint/rules/fact_names.h"
+#include "bpulint/render/rule_docs.h"
+#include "bpulint/base/strings.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,10 +8,10 @@
 #include <set>
 #include <sstream>
 
-#include "bpulint/builtin_rules.h"
-#include "bpulint/embedded_rules.h"
-#include "bpulint/fix_catalog.h"
-#include "bpulint/json_writer.h"
+#include "bpulint/rules/builtin_rules.h"
+#include "bpulint/rules/embedded_rules.h"
+#include "bpulint/fix/fix_catalog.h"
+#include "bpulint/base/json_writer.h"
 
 namespace bpulint {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/placement.h"
+#include "bpulint/engine/placement.h"
 
 namespace bpulint {
 

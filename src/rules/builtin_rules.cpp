@@ -1,4 +1,4 @@
-#include "bpulint/builtin_rules.h"
+#include "bpulint/rules/builtin_rules.h"
 
 namespace bpulint {
 namespace {

@@ -1,4 +1,4 @@
-// The AST of constraint expressions (API: include/bpulint/expr.h): what
+// The AST of constraint expressions (API: include/bpulint/rules/expr.h): what
 // expr_parse.cpp builds and expr_eval.cpp walks, and the names both print.
 #pragma once
 
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "bpulint/expr.h"
-#include "bpulint/value.h"
+#include "bpulint/rules/expr.h"
+#include "bpulint/rules/value.h"
 
 namespace bpulint {
 namespace expr_detail {

@@ -1,7 +1,7 @@
 // Constraint expressions, back half: the tri-state evaluator (AST of expr_ast.h x
 // facts -> Value) and the public eval / render. Never throws; parsing is in
-// expr_parse.cpp, the API in include/bpulint/expr.h.
-#include "bpulint/expr.h"
+// expr_parse.cpp, the API in include/bpulint/rules/expr.h.
+#include "bpulint/rules/expr.h"
 
 #include <algorithm>
 #include <cmath>

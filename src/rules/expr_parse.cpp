@@ -1,7 +1,7 @@
 // Constraint expressions, front half: lexer, recursive-descent parser, canonical
 // printer and the public parse_expr / parse_template (text -> AST of expr_ast.h).
-// The evaluator is in expr_eval.cpp; the API in include/bpulint/expr.h.
-#include "bpulint/expr.h"
+// The evaluator is in expr_eval.cpp; the API in include/bpulint/rules/expr.h.
+#include "bpulint/rules/expr.h"
 
 #include <algorithm>
 #include <cmath>

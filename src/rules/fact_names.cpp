@@ -1,4 +1,4 @@
-#include "bpulint/fact_names.h"
+#include "bpulint/rules/fact_names.h"
 
 namespace bpulint {
 namespace {

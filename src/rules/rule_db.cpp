@@ -1,4 +1,4 @@
-#include "bpulint/rule_db.h"
+#include "bpulint/rules/rule_db.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -9,12 +9,12 @@
 #include <set>
 #include <sstream>
 
-#include "bpulint/builtin_rules.h"
-#include "bpulint/embedded_rules.h"
-#include "bpulint/fact_names.h"
-#include "bpulint/fix_ids.h"
+#include "bpulint/rules/builtin_rules.h"
+#include "bpulint/rules/embedded_rules.h"
+#include "bpulint/rules/fact_names.h"
+#include "bpulint/rules/fix_ids.h"
 #include "onnx_ops.h"
-#include "bpulint/yaml_reader.h"
+#include "bpulint/rules/yaml_reader.h"
 
 namespace bpulint {
 

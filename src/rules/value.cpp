@@ -1,5 +1,5 @@
 // Value: construction, rendering and structural equality.
-#include "bpulint/value.h"
+#include "bpulint/rules/value.h"
 
 #include <algorithm>
 #include <cmath>

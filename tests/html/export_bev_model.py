@@ -2,7 +2,7 @@
 """Export a larger real PyTorch model for the HTML report tests: a BEV occupancy network.
 
 Why this exists: the report draws small models whole and collapses large ones (over
-kFullGraphNodes nodes, include/bpulint/report_graph.h). The browser test needs a real
+kFullGraphNodes nodes, include/bpulint/render/report_graph.h). The browser test needs a real
 torch.onnx.export above that size, with CPU islands inside, to render the collapsed view;
 bench/README.md ("Graph reports") measures layout time against model size with the
 --blocks option. The model: a ViT encoder (sequence-first nn.MultiheadAttention blocks,
