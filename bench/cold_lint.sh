@@ -10,7 +10,9 @@
 #   4. reads what is resident now: the bytes the lint read (nothing else touches the file).
 # Eviction needs no root: it drops the clean pages of a file no one else has mapped.
 #
-# Usage: bench/cold_lint.sh [MODEL...]   (default: build/bench/weights_1g.onnx)
+# Usage: bench/cold_lint.sh [MODEL...]   (default: the three weight layouts in build/bench/:
+#        weights_1g.onnx (4 huge), many_tensors.onnx (384 of 1-4 MiB), mixed_sizes.onnx (2,000 of
+#        4 KiB-4 MiB); bench/make_models.py OUTDIR --only NAME makes a missing one)
 # Environment: BPU_LINT [<repo>/build/bpu-lint], RUNS [3], PYTHON [/usr/bin/python3]
 set -euo pipefail
 
@@ -19,7 +21,8 @@ BPU_LINT=${BPU_LINT:-$root/build/bpu-lint}
 RUNS=${RUNS:-3}
 PYTHON=${PYTHON:-/usr/bin/python3}
 models=("$@")
-((${#models[@]})) || models=("$root/build/bench/weights_1g.onnx")
+((${#models[@]})) || models=("$root/build/bench/weights_1g.onnx" "$root/build/bench/many_tensors.onnx"
+                              "$root/build/bench/mixed_sizes.onnx")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -12,6 +12,10 @@ The models stress one dimension each:
                    each with two costed fixes: findings, fix planning, messages.
   weights_1g.onnx  4 Gemm nodes with 256 MiB float32 weights each (1 GiB of raw_data
                    embedded in the file, no external data), under protobuf's 2 GiB limit.
+  many_tensors.onnx  384 Conv 1x1 in a chain, each with its own weight of 1 to 4 MiB
+                   (channels 512..1024): weights a few MiB apart, as real models lay them out.
+  mixed_sizes.onnx 2,000 Conv 1x1 branches off one input, weights from 4 KiB to 4 MiB,
+                   log-uniform (issue 29): thousands of tensors of every size.
 
 All are deterministic (fixed seeds). weights_1g.onnx is streamed to disk: the protobuf
 framing is written by hand, in canonical field order, and the weights are generated in
@@ -19,7 +23,7 @@ framing is written by hand, in canonical field order, and the weights are genera
 onnx.checker.check_model and onnx.shape_inference.infer_shapes (skip with --no-verify).
 A manifest.tsv (file, nodes, initializers, bytes) is written for bench/run.sh.
 
-Usage: /usr/bin/python3 bench/make_models.py OUTDIR [--only graph_100k|findings_20k|weights_1g] [--no-verify]
+Usage: /usr/bin/python3 bench/make_models.py OUTDIR [--only NAME] [--no-verify]
 """
 import argparse
 import os
@@ -239,7 +243,48 @@ def write_weights_1g(path, n_layers=4, dim=8192, seed=2, chunk_rows=512):
 
 # --------------------------------------------------------------------------- main
 
-MODELS = ("graph_100k", "findings_20k", "weights_1g")
+def make_many_tensors(layers=384, seed=4):
+    """A chain of Conv 1x1 on [1, C, 2, 2] whose channels wander in [512, 1024]: each weight
+    [C_out, C_in, 1, 1] is 1 to 4 MiB, the layout the loader's read-ahead windows cover."""
+    rng = np.random.default_rng(seed)
+    nodes, inits = [], []
+    c_in, x = 512, "input"
+    for i in range(layers):
+        c_out = int(rng.integers(512, 1025))
+        w = f"layers.{i}.weight"
+        inits.append(numpy_helper.from_array(rng.standard_normal((c_out, c_in, 1, 1), dtype=np.float32), w))
+        y = f"/layers.{i}/Conv_output_0"
+        nodes.append(helper.make_node("Conv", [x, w], [y], name=f"/layers.{i}/Conv", kernel_shape=[1, 1]))
+        x, c_in = y, c_out
+    nodes[-1].output[0] = "output"
+    g = helper.make_graph(nodes, "many_tensors",
+                          [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 512, 2, 2])],
+                          [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, c_in, 2, 2])],
+                          initializer=inits)
+    return _model(g)
+
+
+def make_mixed_sizes(branches=2_000, seed=5):
+    """Conv 1x1 branches off one [1, 64, 2, 2] input, branch i with a weight [O_i, 64, 1, 1] of
+    log-uniform size from 4 KiB (O = 16) to 4 MiB (O = 16384); each branch is a graph output."""
+    rng = np.random.default_rng(seed)
+    nodes, inits, outputs = [], [], []
+    for i in range(branches):
+        o = int(round(2 ** rng.uniform(4, 14)))  # 16 .. 16384 output channels: 4 KiB .. 4 MiB
+        w = f"branches.{i}.weight"
+        inits.append(numpy_helper.from_array(rng.standard_normal((o, 64, 1, 1), dtype=np.float32), w))
+        y = f"branch_{i}"
+        nodes.append(helper.make_node("Conv", ["input", w], [y], name=f"/branches.{i}/Conv", kernel_shape=[1, 1]))
+        outputs.append(helper.make_tensor_value_info(y, TensorProto.FLOAT, [1, o, 2, 2]))
+    g = helper.make_graph(nodes, "mixed_sizes",
+                          [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 64, 2, 2])],
+                          outputs, initializer=inits)
+    return _model(g)
+
+
+MODELS = ("graph_100k", "findings_20k", "weights_1g", "many_tensors", "mixed_sizes")
+MAKERS = {"graph_100k": lambda: make_graph_100k(), "findings_20k": lambda: make_findings_20k(),
+          "many_tensors": lambda: make_many_tensors(), "mixed_sizes": lambda: make_mixed_sizes()}
 
 
 def verify(path):
@@ -262,8 +307,8 @@ def main():
             continue
         path = os.path.join(args.outdir, name + ".onnx")
         t = time.perf_counter()
-        if name in ("graph_100k", "findings_20k"):
-            m = make_graph_100k() if name == "graph_100k" else make_findings_20k()
+        if name in MAKERS:
+            m = MAKERS[name]()
             counts = (len(m.graph.node), len(m.graph.initializer))
             onnx.save(m, path)
             del m

@@ -3,9 +3,11 @@
 # the five fix models (see the --fix section below).
 #
 # Why: linting must cost time proportional to the graph, never to the weight bytes. For each
-# model (graph_100k.onnx, findings_20k.onnx, weights_1g.onnx) this measures, in one run on one machine:
-#   bpu-lint:  "$BPU_LINT" MODEL --platform j6p --exit-zero --format concise > /dev/null
-#   python:    $PYTHON bench/python_baseline.py MODEL  (onnx.load + check_model + infer_shapes)
+# model (graph_100k, findings_20k, weights_1g, and the weight layouts many_tensors and
+# mixed_sizes; bench/make_models.py) this measures, in one run on one machine:
+#   bpu-lint:    "$BPU_LINT" MODEL --platform j6p --exit-zero --format concise > /dev/null
+#   bare parse:  build/bench_bare_parse MODEL  (libonnx's protobuf parse alone: the floor of any lint)
+#   python:      $PYTHON bench/python_baseline.py MODEL  (onnx.load + check_model + infer_shapes)
 # with /usr/bin/time (wall seconds, peak RSS), best of $RUNS by wall time, and prints a
 # markdown table, the bpu-lint/python time ratio and machine info.
 #
@@ -17,6 +19,8 @@
 #   FIX_ONLY   [0]                      1: skip the linting section, measure --fix only
 #   LINT_ONLY  [0]                      1: skip the --fix section
 #   FIX_MODELS [all five]               the --fix models to time, space-separated
+#   MODELS     [all five]               the lint models to time, space-separated
+#   BARE_PARSE [<repo>/build/bench_bare_parse]  built with cmake --build build --target bench_bare_parse
 #   BASELINE   []                       another bpu-lint binary (e.g. built from main) timed beside
 #                                       BPU_LINT in the same run, as "bpu-lint (baseline)"
 set -euo pipefail
@@ -26,7 +30,11 @@ BPU_LINT=${BPU_LINT:-$root/build/bpu-lint}
 BENCH_DIR=${BENCH_DIR:-$root/build/bench}
 PYTHON=${PYTHON:-/usr/bin/python3}
 RUNS=${RUNS:-3}
-MODELS=(graph_100k findings_20k weights_1g)
+read -r -a MODELS <<< "${MODELS:-graph_100k findings_20k weights_1g many_tensors mixed_sizes}"
+BARE_PARSE=${BARE_PARSE:-$root/build/bench_bare_parse}
+if [[ ! -x $BARE_PARSE && -d $root/build ]]; then
+  cmake --build "$root/build" --target bench_bare_parse >&2 || true
+fi
 [[ ${FIX_ONLY:-0} == 1 ]] && MODELS=()  # only the --fix section
 
 if [[ ! -x /usr/bin/time ]]; then
@@ -97,6 +105,11 @@ for m in "${MODELS[@]}"; do
     res[bpu-lint (baseline)]=$(measure "$BASELINE" "$f" --platform j6p --exit-zero --format concise)
     tools+=("bpu-lint (baseline)")
   fi
+  if [[ -x $BARE_PARSE ]]; then
+    echo "timing the bare parse on $m ($RUNS runs)" >&2
+    res[bare parse]=$(measure "$BARE_PARSE" "$f")
+    tools+=("bare parse")
+  fi
   echo "timing python baseline on $m ($RUNS runs)" >&2
   res[python]=$(measure "$PYTHON" "$root/bench/python_baseline.py" "$f")
   for tool in "${tools[@]}" python; do
@@ -111,6 +124,11 @@ for m in "${MODELS[@]}"; do
     ratios+=("$(awk -v l="${res[bpu-lint]%% *}" -v p="${res[python]%% *}" -v m="$m" 'BEGIN {
       if (l > 0) printf "- %s: bpu-lint/python wall time = %.3f (python is %.1fx slower)", m, l / p, p / l
       else printf "- %s: bpu-lint/python wall time = %.3f (bpu-lint below timer resolution of 0.01 s)", m, l / p }')")
+  fi
+  if [[ ${res[bpu-lint]} =~ ^[0-9.]+\ [0-9]+$ && ${res[bare parse]:-} =~ ^[0-9.]+\ [0-9]+$ ]]; then
+    ratios+=("$(awk -v l="${res[bpu-lint]%% *}" -v p="${res[bare parse]%% *}" -v m="$m" 'BEGIN {
+      if (p > 0) printf "- %s: bpu-lint/bare parse wall time = %.2f", m, l / p
+      else printf "- %s: bare parse below timer resolution of 0.01 s", m }')")
   fi
   if [[ -n ${BASELINE:-} && ${res[bpu-lint (baseline)]} =~ ^[0-9.]+\ [0-9]+$ && ${res[python]} =~ ^[0-9.]+\ [0-9]+$ ]]; then
     ratios+=("$(awk -v l="${res[bpu-lint (baseline)]%% *}" -v p="${res[python]%% *}" -v m="$m" 'BEGIN {
