@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "bpulint/lint/config.h"
 #include "bpulint/render/graphviz_layout.h"
 #include "bpulint/lint/lint.h"
 #include "bpulint/render/report_graph.h"
