@@ -39,10 +39,6 @@ bool load_yaml_file(const std::string& path, YAML::Node& root, std::string& erro
   }
 }
 
-bool glob(const std::string& pattern, const std::string& text) {
-  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
-}
-
 std::string folder_of(const std::string& path) {
   const fs::path parent = fs::absolute(path).parent_path();
   return parent.string();
@@ -84,7 +80,7 @@ std::vector<std::string> upper_ids(std::vector<std::string> ids) {
 }
 
 bool glob_any(const std::vector<std::string>& patterns, const std::string& text) {
-  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob(p, text); });
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob_matches(p, text); });
 }
 
 }  // namespace
@@ -92,6 +88,10 @@ bool glob_any(const std::vector<std::string>& patterns, const std::string& text)
 std::string upper_id(std::string id) {
   std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   return id;
+}
+
+bool glob_matches(const std::string& pattern, const std::string& text) {
+  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
 }
 
 bool rule_glob_matches(const std::string& pattern, const std::string& id) {

@@ -1,7 +1,5 @@
 #include "bpulint/lint/settings.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <set>
 
@@ -14,10 +12,6 @@ namespace {
 bool matches_prefix(const std::string& id, const std::vector<std::string>& prefixes) {
   return std::any_of(prefixes.begin(), prefixes.end(),
                      [&](const std::string& p) { return id.compare(0, p.size(), p) == 0; });
-}
-
-bool glob(const std::string& pattern, const std::string& text) {
-  return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -116,7 +110,7 @@ bool resolve_plan(const Config& config, const RuleDatabase& db, const std::strin
   // A waiver scoped to other models neither applies to this one nor counts it.
   const std::string rel = config.relative_path(model_path);
   for (const auto& w : config.waivers) {
-    if (w.model.empty() || (!rel.empty() && glob(w.model, rel))) plan.waivers.push_back(&w);
+    if (w.model.empty() || (!rel.empty() && glob_matches(w.model, rel))) plan.waivers.push_back(&w);
   }
   plan.baseline = baseline;
   plan.show_unverified = cli.show_unverified;
@@ -144,7 +138,7 @@ bool check_selectors(const std::vector<ScopedModel>& models, const CommandLineSe
     const std::string rel = c.relative_path(m.path);
     for (const auto& ov : c.overrides) {
       if (rel.empty() ||
-          !std::any_of(ov.models.begin(), ov.models.end(), [&](const std::string& g) { return glob(g, rel); })) {
+          !std::any_of(ov.models.begin(), ov.models.end(), [&](const std::string& g) { return glob_matches(g, rel); })) {
         continue;
       }
       if (ov.select && !cli.select) for (const auto& id : *ov.select) use(ov.where.str(), "select", id, m.platform);
@@ -154,7 +148,7 @@ bool check_selectors(const std::vector<ScopedModel>& models, const CommandLineSe
     if (cli.select) for (const auto& id : *cli.select) use("--select", "", id, m.platform);
     if (cli.ignore) for (const auto& id : *cli.ignore) use("--ignore", "", id, m.platform);
     for (const auto& w : c.waivers) {
-      if (!w.model.empty() && (rel.empty() || !glob(w.model, rel))) continue;
+      if (!w.model.empty() && (rel.empty() || !glob_matches(w.model, rel))) continue;
       use(w.where.str(), "waiver rule", w.rule, m.platform);
     }
   }

@@ -1,6 +1,5 @@
 #include "bpulint/lint/triage.h"
 
-#include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -12,16 +11,12 @@ namespace bpulint {
 namespace fs = std::filesystem;
 namespace {
 
-bool glob(const std::string& pattern, const std::string& text) {
-  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
-}
-
 bool waiver_matches(const Waiver& w, const Diagnostic& d, const ModelReport& r) {
   if (!rule_glob_matches(w.rule, d.rule->id)) return false;
-  if (d.node < 0) return glob(w.node, "<model>");
+  if (d.node < 0) return glob_matches(w.node, "<model>");
   const NodeFacts& n = r.facts.nodes[static_cast<size_t>(d.node)];
-  return glob(w.node, std::string(n.name)) || glob(w.node, std::string(n.display_name)) || glob(w.node, n.path()) ||
-         glob(w.node, r.facts.node_key(static_cast<size_t>(d.node)));
+  return glob_matches(w.node, std::string(n.name)) || glob_matches(w.node, std::string(n.display_name)) || glob_matches(w.node, n.path()) ||
+         glob_matches(w.node, r.facts.node_key(static_cast<size_t>(d.node)));
 }
 
 std::string node_key(const ModelReport& r, const Diagnostic& d) {

@@ -68,6 +68,8 @@ struct Config {
 std::string upper_id(std::string id);
 // A waiver's rule glob against a rule id, ignoring case.
 bool rule_glob_matches(const std::string& pattern, const std::string& id);
+// A model or node glob (`*` crosses '/'), case-sensitive.
+bool glob_matches(const std::string& pattern, const std::string& text);
 
 constexpr const char* kConfigFileName = ".bpu-lint.yaml";
 
