@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <set>
 #include <string>
 
 #include "test_util.h"
@@ -71,6 +72,38 @@ TEST_CASE("node identity: a waiver, a baseline entry and a SARIF fingerprint of 
   CHECK(shown.out.find("ConvTranspose 'ConvTranspose_1'") != std::string::npos);
   const auto after = run_bpu_lint({model, "--format", "sarif", "--show-waived"});
   CHECK(fingerprint(after.out, "BPU1101") == fp);
+}
+
+// On real torch.onnx.export output every node is named: the identity is the
+// graph path + the name the exporter gave (torch_jit//blocks.0/attn/Softmax
+// keeps one slash), the same for every finding in JSON and SARIF.
+TEST_CASE("node identity: on real exports it is the exporter's name under the graph path, in JSON and SARIF") {
+  for (const char* name : {"vit_mha_dynamic", "occupancy_static"}) {
+    const std::string model = std::string(BPULINT_SOURCE_DIR) + "/tests/exports/" + name + ".onnx";
+    INFO(model);
+    const auto json = nlohmann::json::parse(run_bpu_lint({model, "--isolated", "--format", "json"}).out);
+    std::set<std::string> ids;
+    size_t named = 0;
+    for (const auto& d : json["models"][0]["diagnostics"]) {
+      if (d["node"].is_null()) {
+        CHECK(d["node_id"].is_null());
+        continue;
+      }
+      const std::string node = d["node"].get<std::string>();
+      const std::string path = d["graph_path"].get<std::string>();
+      CHECK(d["node_id"].get<std::string>() == path + (node.rfind('/', 0) == 0 ? "" : "/") + node);
+      ids.insert(d["node_id"].get<std::string>());
+      ++named;
+    }
+    CHECK(named > 0);
+    const auto sarif = nlohmann::json::parse(run_bpu_lint({model, "--isolated", "--format", "sarif"}).out);
+    for (const auto& r : sarif["runs"][0]["results"]) {
+      const std::string fp = r["partialFingerprints"]["bpuLintNode/v1"].get<std::string>();
+      if (fp.find(":(model):") != std::string::npos) continue;
+      const std::string rest = fp.substr(fp.find(':') + 1);
+      CHECK(ids.count(rest.substr(0, rest.rfind(':'))) == 1);
+    }
+  }
 }
 
 }  // namespace
