@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -147,22 +148,38 @@ std::string delimited(uint32_t field, const std::string& body) {
   return out + body;
 }
 
-// Loads and requires success; returns the model.
-LoadedModel load_ok(const std::string& path) {
-  LoadedModel m;
+// Loads with every read asked for first (strict: a stray read crashes) and as
+// the CLI does; both must give the same result. Returns the model.
+struct BothLoads {
+  bool ok = false;
+  LoadedModel model;
   std::string error;
-  const bool ok = bpulint::load_model(path, m, error);
-  INFO("error: " << error);
-  REQUIRE(ok);
-  return m;
+};
+BothLoads load_both(const std::string& path) {
+  BothLoads strict, plain;
+  strict.ok = bpulint::load_model(path, strict.model, strict.error, bpulint::LoadOptions{/*strict_reads=*/true});
+  plain.ok = bpulint::load_model(path, plain.model, plain.error);
+  CHECK(strict.ok == plain.ok);
+  CHECK(strict.error == plain.error);
+  if (strict.ok && plain.ok) {
+    CHECK(strict.model.model->SerializeAsString() == plain.model.model->SerializeAsString());
+    CHECK(strict.model.read_bytes == plain.model.read_bytes);
+  }
+  return plain;
+}
+
+LoadedModel load_ok(const std::string& path) {
+  BothLoads loaded = load_both(path);
+  INFO("error: " << loaded.error);
+  REQUIRE(loaded.ok);
+  return std::move(loaded.model);
 }
 
 std::string load_error(const std::string& path) {
-  LoadedModel m;
-  std::string error;
-  CHECK_FALSE(bpulint::load_model(path, m, error));
-  CHECK_FALSE(error.empty());
-  return error;
+  const BothLoads loaded = load_both(path);
+  CHECK_FALSE(loaded.ok);
+  CHECK_FALSE(loaded.error.empty());
+  return loaded.error;
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) {
@@ -237,9 +254,59 @@ TEST_CASE("a big graph parsed on two threads equals protobuf's own parse") {
   write_file(path, broken.SerializeAsString());
   onnx::ModelProto reference;
   const bool protobuf_ok = reference.ParseFromString(broken.SerializeAsString());
-  LoadedModel m;
-  std::string error;
-  CHECK(bpulint::load_model(path, m, error) == protobuf_ok);
+  CHECK(load_both(path).ok == protobuf_ok);
+}
+
+TEST_CASE("a load reads the graph and a page or two per stripped tensor, whatever the layout") {
+  TempDir dir;
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  struct Layout {
+    const char* name;
+    int tensors;
+    size_t smallest, largest;  // payload bytes, log-uniform between
+    uint64_t stride;           // or each initializer exactly this long on the wire
+  };
+  // Scaled-down bench layouts: a few huge, hundreds of mid-size, thousands
+  // mixed; and, after a graph big enough for the widest read window (1 MiB),
+  // tensors back to back each exactly as long as it (512 x 512 floats).
+  const Layout layouts[] = {{"few huge", 3, 4 << 20, 4 << 20, 0},
+                            {"many mid-size", 120, 64 << 10, 256 << 10, 0},
+                            {"mixed sizes", 1500, 4 << 10, 64 << 10, 0},
+                            {"back to back", 16, 0, 0, 1 << 20}};
+  for (const Layout& layout : layouts) {
+    CAPTURE(layout.name);
+    onnx::ModelProto m = base_model();
+    auto* g = m.mutable_graph();
+    const int nodes = layout.stride != 0 ? 10000 : 2000;
+    const std::string pad = layout.stride != 0 ? std::string(200, 'n') : "n";  // 4 MiB of graph
+    for (int i = 0; i < nodes; ++i) {
+      *g->add_node() = node(pad + std::to_string(i), "Relu", {i == 0 ? "x" : "t" + std::to_string(i - 1)},
+                            {i == nodes - 1 ? "y" : "t" + std::to_string(i)});
+    }
+    std::mt19937 rng(7);
+    const double lo = std::log(static_cast<double>(layout.smallest + 1)), hi = std::log(static_cast<double>(layout.largest + 1));
+    for (int i = 0; i < layout.tensors; ++i) {
+      const std::string name = "w" + std::to_string(1000 + i);
+      if (layout.stride != 0) {
+        // The field's tag and length take 1 + 3 bytes at this size.
+        size_t size = layout.stride - 4;
+        while (raw_tensor(name, std::string(size, '\x5a')).ByteSizeLong() > layout.stride - 4) --size;
+        *g->add_initializer() = raw_tensor(name, std::string(size, '\x5a'));
+        REQUIRE(g->initializer(i).ByteSizeLong() + 4 == layout.stride);
+        continue;
+      }
+      const auto size = static_cast<size_t>(std::exp(std::uniform_real_distribution<double>(lo, hi)(rng)));
+      *g->add_initializer() = raw_tensor(name, std::string(size + 1, '\x5a'));
+    }
+    const std::string path = save(dir, "layout.onnx", m);
+    const LoadedModel loaded = load_ok(path);  // strict too: every read was asked for, so counted
+    REQUIRE(loaded.stripped_tensors == static_cast<size_t>(layout.tensors));
+    const uint64_t file_size = fs::file_size(path);
+    const uint64_t skeleton = file_size - loaded.stripped_bytes;
+    INFO("file " << file_size << ", skeleton " << skeleton << ", read " << loaded.read_bytes);
+    CHECK(loaded.read_bytes <= skeleton + 3 * page * static_cast<uint64_t>(layout.tensors) + (1 << 20));
+    CHECK(loaded.read_bytes >= skeleton);
+  }
 }
 
 TEST_CASE("1 MiB initializer is stripped and read back exactly") {
@@ -619,12 +686,11 @@ TEST_CASE("every prefix of a small model fails cleanly or parses") {
   size_t failures = 0;
   for (size_t n = 0; n < bytes.size(); ++n) {
     write_file(path, bytes.substr(0, n));
-    LoadedModel m;
-    std::string error;
-    if (!bpulint::load_model(path, m, error)) {
+    const BothLoads loaded = load_both(path);
+    if (!loaded.ok) {
       ++failures;
-      CHECK_FALSE(error.empty());
-      CHECK(error.find('\n') == std::string::npos);
+      CHECK_FALSE(loaded.error.empty());
+      CHECK(loaded.error.find('\n') == std::string::npos);
     }
   }
   CHECK(failures > bytes.size() / 2);
@@ -680,9 +746,8 @@ TEST_CASE("random bytes and text files are not models") {
   const std::string path = dir.file("junk.onnx");
   for (unsigned seed = 0; seed < 200; ++seed) {
     write_file(path, payload(1 + seed * 37 % 3000, seed));
-    LoadedModel m;
-    std::string error;
-    if (!bpulint::load_model(path, m, error)) CHECK_FALSE(error.empty());
+    const BothLoads loaded = load_both(path);
+    if (!loaded.ok) CHECK_FALSE(loaded.error.empty());
   }
   write_file(path, "ir_version: 8\ngraph {\n  name: \"text format\"\n}\n");
   CHECK(starts_with(load_error(path), "not an ONNX model: "));

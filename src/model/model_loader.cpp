@@ -16,6 +16,7 @@
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -75,8 +76,8 @@ bool pread_all(int fd, uint64_t offset, uint64_t length, char* dst,
 }
 
 // Read-only bytes of a whole file. mmap means untouched pages (the weights)
-// are never read from disk (with read-ahead off, see open); if mmap is
-// unavailable we fall back to read().
+// are never read from disk (with read-ahead off, see open; reads() decides
+// what is read); if mmap is unavailable we fall back to read().
 class MappedFile {
  public:
   MappedFile() = default;
@@ -86,7 +87,7 @@ class MappedFile {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
-  bool open(const std::string& path, std::string& error) {
+  bool open(const std::string& path, bool strict_reads, std::string& error) {
     // O_NONBLOCK: opening a FIFO must not hang; fstat rejects it right after.
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
@@ -121,6 +122,7 @@ class MappedFile {
       (void)::madvise(p, static_cast<size_t>(size_), MADV_RANDOM);
       map_ = p;
       data_ = static_cast<const uint8_t*>(p);
+      reads_.emplace(data_, size_, strict_reads);
       return true;
     }
     fallback_.resize(static_cast<size_t>(size_));
@@ -131,7 +133,9 @@ class MappedFile {
 
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
-  bool mapped() const { return map_ != nullptr; }
+  // Null when the file was read whole.
+  SkeletonReads* reads() { return reads_ ? &*reads_ : nullptr; }
+  uint64_t read_bytes() const { return reads_ ? reads_->requested_bytes() : size_; }
 
   static std::string open_error(int err) {
     if (err == ENOENT || err == ENOTDIR) return "no such file";
@@ -144,6 +148,7 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
   std::string fallback_;
+  std::optional<SkeletonReads> reads_;
 };
 
 // ---------------------------------------------------------------------------
@@ -253,10 +258,9 @@ bool parse_model(const uint8_t* data, uint64_t size, onnx::ModelProto& model) {
   return true;
 }
 
-bool load_model_impl(const std::string& path, LoadedModel& out,
-                     std::string& error) {
+bool load_model_impl(const std::string& path, LoadedModel& out, std::string& error, const LoadOptions& options) {
   MappedFile file;
-  if (!file.open(path, error)) return false;
+  if (!file.open(path, options.strict_reads, error)) return false;
 
   // The real file's folder and name, through any symlink: external data
   // (and the loader's own self-references) resolve there.
@@ -269,9 +273,9 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   // Where the framing breaks, said as a scan of every field finds it first.
   const auto exact_framing_error = [&](std::string& message) {
     std::string first_break;
-    if (!check_framing(file.data(), file.size(), first_break)) message = first_break;
+    if (!check_framing(file.data(), file.size(), file.reads(), first_break)) message = first_break;
   };
-  if (!encode_lean_copy(file.data(), file.size(), real_name, file.mapped(), lean, error)) {
+  if (!encode_lean_copy(file.data(), file.size(), real_name, file.reads(), lean, error)) {
     exact_framing_error(error);
     return false;
   }
@@ -280,6 +284,8 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
     return false;
   }
 
+  // Nothing stripped: the file is the lean copy, and protobuf reads all of it.
+  if (lean.unchanged && file.reads() != nullptr) file.reads()->need_all();
   LoadedModel result;
   result.arena = make_bulk_arena();
   result.model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(result.arena.get());
@@ -299,6 +305,7 @@ bool load_model_impl(const std::string& path, LoadedModel& out,
   result.node_spans = std::move(lean.node_spans);
   result.stripped_bytes = lean.stripped_bytes;
   result.stripped_tensors = lean.stripped_tensors;
+  result.read_bytes = file.read_bytes();
   out = std::move(result);
   return true;
 }
@@ -539,9 +546,9 @@ bool typed_to_raw(const onnx::TensorProto& t, std::string& bytes,
 // Public API
 // ---------------------------------------------------------------------------
 
-bool load_model(const std::string& path, LoadedModel& out, std::string& error) {
+bool load_model(const std::string& path, LoadedModel& out, std::string& error, const LoadOptions& options) {
   try {
-    return load_model_impl(path, out, error);
+    return load_model_impl(path, out, error, options);
   } catch (const std::bad_alloc&) {
     error = "out of memory";
   } catch (const std::exception& e) {

@@ -3,9 +3,6 @@
 // how the file is read and the model assembled is in model_loader.cpp.
 #include "wire_scanner.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -104,10 +101,9 @@ constexpr uint64_t kReserveCap = 64ull << 20;
 
 class LeanEncoder {
  public:
-  // `mapped`: data is a memory mapping with read-ahead off; the encoder reads
-  // ahead itself (see prefetch).
-  LeanEncoder(const uint8_t* data, uint64_t size, std::string self_location, bool mapped)
-      : data_(data), size_(size), self_location_(std::move(self_location)), mapped_(mapped) {}
+  // `reads`: asked for every byte before it is looked at (null: all in memory).
+  LeanEncoder(const uint8_t* data, uint64_t size, std::string self_location, SkeletonReads* reads)
+      : data_(data), size_(size), self_location_(std::move(self_location)), reads_(reads) {}
 
   // A dry pass first: when no payload needs stripping (small-weight graphs)
   // the file itself is the lean model and no copy is made (`unchanged`).
@@ -151,7 +147,7 @@ class LeanEncoder {
     FieldReader reader(data_, begin, end);
     Field f;
     while (!reader.done()) {
-      prefetch(reader.position());
+      need(reader.position(), kFieldHead);
       if (!reader.next(f, error_)) return false;
       const Kind child = child_kind(kind, f.number);
       if (child == Kind::kOther || f.wire_type != kLengthDelimited) {
@@ -198,13 +194,13 @@ class LeanEncoder {
       copy(begin, end, out);
       return true;
     }
-    prefetch(begin);
     Field raw;  // the last raw_data wins, as in protobuf
     bool has_raw = false;
     bool already_external = false;
     FieldReader scan(data_, begin, end);
     Field f;
     while (!scan.done()) {
+      need(scan.position(), kFieldHead);
       if (!scan.next(f, error_)) return false;
       if (f.number == kRawData && f.wire_type == kLengthDelimited) {
         raw = f;
@@ -249,51 +245,32 @@ class LeanEncoder {
     put_bytes_field(out, kExternalData, entry);
   }
 
-  void copy(uint64_t begin, uint64_t end, std::string* out) const {
+  void copy(uint64_t begin, uint64_t end, std::string* out) {
     if (out == nullptr) return;
+    need(begin, end - begin);
     out->append(reinterpret_cast<const char*>(data_ + begin), static_cast<size_t>(end - begin));
   }
 
-  // Read-ahead by hand: the kernel's would also read the weights the walk
-  // skips. When the walk reaches past what was requested, the next window
-  // is requested; a window reaches at most kPrefetchWindow into a payload
-  // that is then skipped, so a cold lint reads the graph plus a bounded
-  // amount per large tensor, and a graph-only file still streams in. The
-  // window is mapped in one call where the kernel can (random access also
-  // turns off mapping neighbouring cached pages on a fault, so a warm file
-  // would otherwise cost one fault per page).
-  void prefetch(uint64_t pos) {
-    if (!mapped_ || pos < prefetched_) return;
-    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-    const uint64_t from = pos / page * page;
-    const uint64_t to = std::min(size_, from + kPrefetchWindow);
-    uint8_t* addr = const_cast<uint8_t*>(data_) + from;
-    const auto length = static_cast<size_t>(to - from);
-    prefetched_ = to;
-    // Read this window and the next in large requests (random access would
-    // read page by page), then map this one.
-    const auto ahead = static_cast<size_t>(std::min(size_, to + kPrefetchWindow) - from);
-    (void)::madvise(addr, ahead, MADV_WILLNEED);
-#ifdef MADV_POPULATE_READ
-    (void)::madvise(addr, length, MADV_POPULATE_READ);  // older kernels: fault page by page
-#endif
+  void need(uint64_t pos, uint64_t n) {
+    if (reads_ != nullptr) reads_->need(pos, n);
   }
-  static constexpr uint64_t kPrefetchWindow = 1ull << 20;
+  // What FieldReader::next reads of a field: a tag and a length, each a varint
+  // of at most 10 bytes (a longer one is an error).
+  static constexpr uint64_t kFieldHead = 20;
 
   const uint8_t* data_;
   uint64_t size_;
   std::string self_location_;
-  bool mapped_ = false;
+  SkeletonReads* reads_;
   bool skip_small_tensors_ = true;  // see encode_tensor
-  uint64_t prefetched_ = 0;
   std::string error_;
 };
 
 }  // namespace
 
-bool encode_lean_copy(const uint8_t* data, uint64_t size, const std::string& self_location, bool mapped,
+bool encode_lean_copy(const uint8_t* data, uint64_t size, const std::string& self_location, SkeletonReads* reads,
                       LeanCopy& out, std::string& error) {
-  LeanEncoder encoder(data, size, self_location, mapped);
+  LeanEncoder encoder(data, size, self_location, reads);
   if (!encoder.encode(out.bytes, out.unchanged, error)) return false;
   out.node_spans = std::move(encoder.node_spans);
   out.stripped_bytes = encoder.stripped_bytes;
@@ -301,8 +278,8 @@ bool encode_lean_copy(const uint8_t* data, uint64_t size, const std::string& sel
   return true;
 }
 
-bool check_framing(const uint8_t* data, uint64_t size, std::string& error) {
-  LeanEncoder framing(data, size, std::string(), false);
+bool check_framing(const uint8_t* data, uint64_t size, SkeletonReads* reads, std::string& error) {
+  LeanEncoder framing(data, size, std::string(), reads);
   return framing.check_framing(error);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bpulint/model/model_loader.h"
+#include "skeleton_reads.h"
 
 namespace bpulint {
 
@@ -155,14 +156,14 @@ struct LeanCopy {
 
 // Re-encodes the model in [data, data + size), replacing every raw_data payload
 // over kInlinePayloadLimit with an external-data reference to `self_location`
-// (the file's name). `mapped`: data is a memory mapping with read-ahead off; the
-// encoder reads ahead itself. A dry pass first: when no payload needs stripping
+// (the file's name). `reads`: asked for every byte before it is read (null: data
+// is all in memory). A dry pass first: when no payload needs stripping
 // (small-weight graphs) the file itself is the lean copy and no copy is made.
-bool encode_lean_copy(const uint8_t* data, uint64_t size, const std::string& self_location, bool mapped,
+bool encode_lean_copy(const uint8_t* data, uint64_t size, const std::string& self_location, SkeletonReads* reads,
                       LeanCopy& out, std::string& error);
 
 // Every field of every tensor read (encode_lean_copy skips small tensors'
 // fields): false with the first place the framing breaks, for the error message.
-bool check_framing(const uint8_t* data, uint64_t size, std::string& error);
+bool check_framing(const uint8_t* data, uint64_t size, SkeletonReads* reads, std::string& error);
 
 }  // namespace bpulint

@@ -1,8 +1,10 @@
 // Loads an ONNX model without paying for its weights.
 //
 // Linting looks at structure, not at weight values, so the loader never
-// copies large tensor payloads: it memory-maps the file, walks the protobuf
-// wire format itself and re-encodes a *lean* copy in which every large
+// reads large tensor payloads: it memory-maps the file with the kernel's
+// read-ahead off, walks the protobuf wire format itself, reading only the
+// bytes it looks at (the graph, and a page or two per large tensor's header:
+// src/model/skeleton_reads.h), and re-encodes a *lean* copy in which every large
 // raw_data payload is replaced by an ONNX external-data reference pointing
 // back into the model file (location = the file's basename, offset/length =
 // where the payload sits). That is ordinary, valid ONNX, so the lean copy is
@@ -48,6 +50,16 @@ struct LoadedModel {
   std::vector<ByteSpan> node_spans;
   uint64_t stripped_bytes = 0;   // payload bytes left on disk
   size_t stripped_tensors = 0;
+  // Bytes of the file the loader asked the kernel to read (the whole file
+  // when it could not be mapped).
+  uint64_t read_bytes = 0;
+};
+
+struct LoadOptions {
+  // Pages of the file the loader did not ask for stay unreadable, so a stray
+  // read crashes: for the fuzz target and the tests that prove every read is
+  // asked for (and so counted in read_bytes).
+  bool strict_reads = false;
 };
 
 // An arena for messages built by the thousand (a graph's nodes, the types the
@@ -70,7 +82,7 @@ constexpr uint64_t kInlinePayloadLimit = 4096;
 // "not an ONNX model: truncated at byte 812 (field 7 declares 4096 bytes,
 // 300 left)", "not an ONNX model: no graph", "nesting deeper than 64 levels".
 // Never throws; `out` is only modified on success.
-bool load_model(const std::string& path, LoadedModel& out, std::string& error);
+bool load_model(const std::string& path, LoadedModel& out, std::string& error, const LoadOptions& options = {});
 
 // The tensor's data in ONNX raw little-endian layout: raw_data as is, typed
 // fields (float_data, int32_data incl. the narrow types stored there,
