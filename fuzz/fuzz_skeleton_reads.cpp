@@ -1,9 +1,9 @@
 // fuzz_skeleton_reads: the loader's reads (src/model/skeleton_reads.h). Each
 // input is a model file two ways: the bytes as they are, and a layout built
 // from them (a graph of nodes, then initializers whose payloads run from a
-// few bytes to 1 MiB, in any order, optionally cut short or with one byte
-// changed), so that files of many pages reach the read windows. Each file is
-// loaded twice: strict (pages not asked for stay unreadable, so a read the
+// byte to 512 KiB, raw_data before or after their other fields, the file
+// optionally cut short or with one byte changed), so that files of many
+// pages reach the read windows. Each file is loaded twice: strict (pages not asked for stay unreadable, so a read the
 // scanner did not ask for crashes) and as the CLI loads it.
 // Invariants: both loads agree (result, error text, model, bytes read); the
 // bytes read cover the skeleton (everything not left on disk) and stay
@@ -52,8 +52,8 @@ std::string build_layout(FuzzedDataProvider& in) {
   put_field(graph, 2, "g");
   const int tensors = in.ConsumeIntegralInRange<int>(0, 64);
   for (int i = 0; i < tensors && in.remaining_bytes() > 0; ++i) {
-    // log-uniform: as many 1-2 KiB payloads as 512 KiB-1 MiB ones
-    const int bits = in.ConsumeIntegralInRange<int>(0, 20);
+    // log-uniform: as many 1-2 KiB payloads as 256-512 KiB ones
+    const int bits = in.ConsumeIntegralInRange<int>(0, 18);
     const size_t payload = (size_t{1} << bits) + in.ConsumeIntegralInRange<size_t>(0, (size_t{1} << bits) - 1);
     std::string tensor;
     put_varint(tensor, (1u << 3) | 0);  // dims
