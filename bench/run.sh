@@ -8,8 +8,9 @@
 #   bpu-lint:    "$BPU_LINT" MODEL --platform j6p --exit-zero --format concise > /dev/null
 #   bare parse:  build/bench_bare_parse MODEL  (libonnx's protobuf parse alone: the floor of any lint)
 #   python:      $PYTHON bench/python_baseline.py MODEL  (onnx.load + check_model + infer_shapes)
-# with /usr/bin/time (wall seconds, peak RSS), best of $RUNS by wall time, and prints a
-# markdown table, the bpu-lint/python time ratio and machine info.
+# with /usr/bin/time (wall seconds, peak RSS) in $RUNS alternating rounds (each tool once per
+# round), and prints a markdown table (median and best wall time, peak RSS), the bpu-lint/python
+# and bpu-lint/bare parse ratios of the medians, and machine info.
 #
 # Environment (defaults in brackets; relative paths are taken from the current directory):
 #   BPU_LINT   [<repo>/build/bpu-lint]  skipped with a message if it does not exist
@@ -53,28 +54,6 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# measure CMD... -> prints "WALL RSS_KIB" of the fastest of $RUNS runs, or "failed rc=N".
-# /usr/bin/time's wall clock has 0.01 s resolution.
-measure() {
-  local best="" i rc
-  for ((i = 0; i < RUNS; i++)); do
-    rc=0
-    /usr/bin/time -f '%e s %M KiB' -o "$tmp/time" "$@" > /dev/null 2> "$tmp/stderr" || rc=$?
-    if ((rc != 0)); then
-      echo "  failed (rc=$rc): $*" >&2
-      tail -n 5 "$tmp/stderr" >&2
-      echo "failed rc=$rc"
-      return
-    fi
-    local cur
-    cur=$(tail -n 1 "$tmp/time" | awk '{ print $1, $3 }')  # "12.34 s 5678 KiB" -> "12.34 5678"
-    if [[ -z $best ]] || awk -v a="${cur%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
-      best=$cur
-    fi
-  done
-  echo "$best"
-}
-
 nodes_of() {  # node count from make_models.py's manifest
   awk -F'\t' -v f="$1.onnx" '$1 == f { print $2; found = 1 } END { if (!found) print "?" }' \
     "$BENCH_DIR/manifest.tsv" 2> /dev/null || echo "?"
@@ -86,55 +65,81 @@ if [[ ! -x $BPU_LINT ]]; then
   echo "bpu-lint binary not found at $BPU_LINT (set BPU_LINT=...); measuring the Python baseline only" >&2
 fi
 
+# One run of a lint tool on model file $2 -> "WALL RSS_KIB", or "failed rc=N".
+run_tool() {
+  local rc=0
+  case $1 in
+    bpu-lint) set -- "$BPU_LINT" "$2" --platform j6p --exit-zero --format concise ;;
+    "bpu-lint (baseline)") set -- "$BASELINE" "$2" --platform j6p --exit-zero --format concise ;;
+    "bare parse") set -- "$BARE_PARSE" "$2" ;;
+    python) set -- "$PYTHON" "$root/bench/python_baseline.py" "$2" ;;
+  esac
+  /usr/bin/time -f '%e s %M KiB' -o "$tmp/time" "$@" > /dev/null 2> "$tmp/stderr" || rc=$?
+  if ((rc != 0)); then
+    echo "  failed (rc=$rc): $*" >&2
+    tail -n 5 "$tmp/stderr" >&2
+    echo "failed rc=$rc"
+    return
+  fi
+  tail -n 1 "$tmp/time" | awk '{ print $1, $3 }'  # "12.34 s 5678 KiB" -> "12.34 5678"
+}
+
+# "WALL..." lines -> "MEDIAN BEST PEAK_RSS_KIB" (the median of an even count: the lower middle).
+summarize_runs() {
+  sort -n | awk '{ w[NR] = $1; if ($2 > rss) rss = $2 } END { print w[int((NR + 1) / 2)], w[1], rss }'
+}
+
 rows=() ratios=()
 for m in "${MODELS[@]}"; do
   f=$BENCH_DIR/$m.onnx
   size=$(stat -c %s "$f")
   size_h=$(awk -v b="$size" 'BEGIN { printf(b >= 1073741824 ? "%.2f GiB" : "%.1f MiB", b >= 1073741824 ? b / 1073741824 : b / 1048576) }')
   nodes=$(nodes_of "$m")
-  declare -A res=()
-  if ((have_lint)); then
-    echo "timing bpu-lint on $m ($RUNS runs)" >&2
-    res[bpu-lint]=$(measure "$BPU_LINT" "$f" --platform j6p --exit-zero --format concise)
-  else
-    res[bpu-lint]="skipped"
-  fi
-  tools=(bpu-lint)
-  if [[ -n ${BASELINE:-} ]]; then
-    echo "timing bpu-lint (baseline) on $m ($RUNS runs)" >&2
-    res[bpu-lint (baseline)]=$(measure "$BASELINE" "$f" --platform j6p --exit-zero --format concise)
-    tools+=("bpu-lint (baseline)")
-  fi
-  if [[ -x $BARE_PARSE ]]; then
-    echo "timing the bare parse on $m ($RUNS runs)" >&2
-    res[bare parse]=$(measure "$BARE_PARSE" "$f")
-    tools+=("bare parse")
-  fi
-  echo "timing python baseline on $m ($RUNS runs)" >&2
-  res[python]=$(measure "$PYTHON" "$root/bench/python_baseline.py" "$f")
-  for tool in "${tools[@]}" python; do
+  tools=()
+  ((have_lint)) && tools+=(bpu-lint)
+  [[ -n ${BASELINE:-} ]] && tools+=("bpu-lint (baseline)")
+  [[ -x $BARE_PARSE ]] && tools+=("bare parse")
+  tools+=(python)
+  # Alternating rounds: each tool once per round, so the load other jobs put on this shared
+  # machine hits all of them alike; medians are compared.
+  declare -A runs=() res=()
+  echo "timing ${tools[*]} on $m ($RUNS alternating rounds)" >&2
+  for ((i = 0; i < RUNS; i++)); do
+    for tool in "${tools[@]}"; do
+      [[ ${runs[$tool]:-} == failed* ]] && continue
+      r=$(run_tool "$tool" "$f")
+      if [[ $r == failed* ]]; then runs[$tool]=$r; else runs[$tool]+="$r"$'\n'; fi
+    done
+  done
+  for tool in "${tools[@]}"; do
+    if [[ ${runs[$tool]} == failed* ]]; then res[$tool]=${runs[$tool]}; else res[$tool]=$(printf '%s' "${runs[$tool]}" | summarize_runs); fi
+  done
+  ((have_lint)) || res[bpu-lint]="skipped"
+  for tool in "${tools[@]}"; do
     r=${res[$tool]}
-    if [[ $r =~ ^[0-9.]+\ [0-9]+$ ]]; then
-      rows+=("| $m.onnx | $size_h | $nodes | $tool | ${r%% *} | $(awk -v k="${r##* }" 'BEGIN { printf "%.0f", k / 1024 }') |")
+    if [[ $r =~ ^[0-9.]+\ [0-9.]+\ [0-9]+$ ]]; then
+      read -r med best rss <<< "$r"
+      rows+=("| $m.onnx | $size_h | $nodes | $tool | $med | $best | $(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }') |")
     else
-      rows+=("| $m.onnx | $size_h | $nodes | $tool | $r | $r |")
+      rows+=("| $m.onnx | $size_h | $nodes | $tool | $r | $r | $r |")
     fi
   done
-  if [[ ${res[bpu-lint]} =~ ^[0-9.]+\ [0-9]+$ && ${res[python]} =~ ^[0-9.]+\ [0-9]+$ ]]; then
+  num='^[0-9.]+\ [0-9.]+\ [0-9]+$'
+  if [[ ${res[bpu-lint]:-} =~ $num && ${res[python]} =~ $num ]]; then
     ratios+=("$(awk -v l="${res[bpu-lint]%% *}" -v p="${res[python]%% *}" -v m="$m" 'BEGIN {
-      if (l > 0) printf "- %s: bpu-lint/python wall time = %.3f (python is %.1fx slower)", m, l / p, p / l
-      else printf "- %s: bpu-lint/python wall time = %.3f (bpu-lint below timer resolution of 0.01 s)", m, l / p }')")
+      if (l > 0) printf "- %s: bpu-lint/python median wall time = %.3f (python is %.1fx slower)", m, l / p, p / l
+      else printf "- %s: bpu-lint/python median wall time = %.3f (bpu-lint below timer resolution of 0.01 s)", m, l / p }')")
   fi
-  if [[ ${res[bpu-lint]} =~ ^[0-9.]+\ [0-9]+$ && ${res[bare parse]:-} =~ ^[0-9.]+\ [0-9]+$ ]]; then
+  if [[ ${res[bpu-lint]:-} =~ $num && ${res[bare parse]:-} =~ $num ]]; then
     ratios+=("$(awk -v l="${res[bpu-lint]%% *}" -v p="${res[bare parse]%% *}" -v m="$m" 'BEGIN {
-      if (p > 0) printf "- %s: bpu-lint/bare parse wall time = %.2f", m, l / p
+      if (p > 0) printf "- %s: bpu-lint/bare parse median wall time = %.2f", m, l / p
       else printf "- %s: bare parse below timer resolution of 0.01 s", m }')")
   fi
-  if [[ -n ${BASELINE:-} && ${res[bpu-lint (baseline)]} =~ ^[0-9.]+\ [0-9]+$ && ${res[python]} =~ ^[0-9.]+\ [0-9]+$ ]]; then
+  if [[ -n ${BASELINE:-} && ${res[bpu-lint (baseline)]} =~ $num && ${res[python]} =~ $num ]]; then
     ratios+=("$(awk -v l="${res[bpu-lint (baseline)]%% *}" -v p="${res[python]%% *}" -v m="$m" 'BEGIN {
-      printf "- %s: bpu-lint (baseline)/python wall time = %.3f", m, l / p }')")
+      printf "- %s: bpu-lint (baseline)/python median wall time = %.3f", m, l / p }')")
   fi
-  unset res
+  unset runs res
 done
 
 # --fix against the Python rewrite (bench/python_fix_baseline.py: onnx + numpy, load, rewrite,
@@ -216,8 +221,8 @@ cpu=$(lscpu 2> /dev/null | sed -n 's/^Model name: *//p' | head -n 1)
 [[ -n $cpu ]] || cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)
 echo
 if ((${#rows[@]})); then
-  echo "| model | file size | nodes | tool | wall s (best of $RUNS) | peak RSS MiB |"
-  echo "|---|---|---:|---|---:|---:|"
+  echo "| model | file size | nodes | tool | wall s (median of $RUNS) | best | peak RSS MiB |"
+  echo "|---|---|---:|---|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
   echo
 fi

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <random>
 #include <set>
 
 #include "bpulint/fix/fix_apply.h"
@@ -185,6 +186,59 @@ TEST_CASE("applying: exact, written atomically beside the input, input untouched
         CHECK(files == 2);  // no temp file left behind
       }
     }
+  }
+}
+
+TEST_CASE("conv3d-1x1x1 lays out each new weight as it is written: embedded and external data hold the transposed kernel") {
+  TempDir dir;
+  models::Ct3dModel s;
+  s.c_in = 16;
+  s.c_out = 12;
+  s.strides = {2, 2, 2};
+  s.bias = true;
+  std::mt19937 rng(11);
+  const onnx::ModelProto model = models::ct3d_model(s, [&rng](const std::string& name, const std::vector<int64_t>& dims) {
+    return float_tensor(name, dims, random_floats(element_count(dims), rng), /*raw=*/true);
+  });
+  const onnx::TensorProto& w = model.graph().initializer(0);
+  REQUIRE(w.raw_data().size() > 4096);  // left on disk by the loader, read back by the layout
+  const std::string path = save_model(dir, "layer.onnx", model);
+  const ModelReport r = lint_model(path, platform("j6p"), {});
+  REQUIRE(r.ok);
+  // [Ci, Co, K] -> [Co * K, Ci]: laid out here independently of the rewrite.
+  const int64_t ci_n = s.c_in, co_n = s.c_out, k_n = 8;
+  std::string expected(w.raw_data().size(), '\0');
+  for (int64_t ci = 0; ci < ci_n; ++ci) {
+    for (int64_t co = 0; co < co_n; ++co) {
+      for (int64_t k = 0; k < k_n; ++k) {
+        expected.replace(static_cast<size_t>(((co * k_n + k) * ci_n + ci) * 4), 4, w.raw_data(),
+                         static_cast<size_t>(((ci * co_n + co) * k_n + k) * 4), 4);
+      }
+    }
+  }
+  for (const bool external : {false, true}) {
+    INFO((external ? "external data" : "embedded"));
+    const std::string out = dir.path(external ? "external.onnx" : "embedded.onnx");
+    const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "conv3d-1x1x1", out, external);
+    INFO(run.error);
+    REQUIRE(run.written);
+    REQUIRE(run.results.size() == 1);
+    CHECK(run.results[0].applied);
+    LoadedModel fixed;
+    std::string error;
+    REQUIRE(load_model(out, fixed, error));
+    int found = 0;
+    for (const auto& t : fixed.model->graph().initializer()) {
+      if (t.dims_size() != 5 || t.dims(0) != co_n * k_n) continue;
+      ++found;
+      std::string bytes;
+      REQUIRE(read_tensor_bytes(fixed, t, bytes, error));
+      CHECK(bytes == expected);
+    }
+    CHECK(found == 1);
+    const ModelReport again = lint_model(out, platform("j6p"), {});
+    REQUIRE(again.ok);
+    CHECK(again.summary.cpu == 0);
   }
 }
 

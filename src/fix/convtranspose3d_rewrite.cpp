@@ -1,6 +1,8 @@
 #include "bpulint/fix/convtranspose3d_rewrite.h"
 
+#include <cstdint>
 #include <cstring>
+#include <memory>
 
 #include "bpulint/fix/fix_catalog.h"
 #include "bpulint/model/graph_walk.h"
@@ -426,13 +428,16 @@ bool conv3d_1x1x1_rewrite(RewriteBuilder& b, std::string& error) {
   const int64_t k = mul({kd, kh, kw});
   const int64_t cog = p.c_out / p.group, cig = p.c_in / p.group;
   Rewrite& out = b.out;
-  std::string conv_raw;
   const size_t width = element_width(b.in.weight->data_type());
-  if (b.reader != nullptr) {
+  const int64_t elements = mul({p.c_in, cog, k});
+  // [Ci, Co/g, K] per group -> [Co*K, Ci/g]: the old weight read whole, then laid out anew.
+  const auto lay_out = [width, elements, group = p.group, cig, cog, k](const TensorBytesReader& read,
+                                                                        const onnx::TensorProto& old,
+                                                                        std::string& conv_raw, std::string& why) {
     std::string raw;
-    if (!read_elements(*b.reader, *b.in.weight, mul({p.c_in, cog, k}), raw, error)) return false;
+    if (!read_elements(read, old, elements, raw, why)) return false;
     conv_raw.assign(raw.size(), '\0');
-    for (int64_t j = 0; j < p.group; ++j) {
+    for (int64_t j = 0; j < group; ++j) {
       for (int64_t ci = 0; ci < cig; ++ci) {
         for (int64_t co = 0; co < cog; ++co) {
           for (int64_t kk = 0; kk < k; ++kk) {
@@ -443,10 +448,23 @@ bool conv3d_1x1x1_rewrite(RewriteBuilder& b, std::string& error) {
         }
       }
     }
-  }
+    return true;
+  };
   const std::string weight_name = b.names.fresh(b.in.weight->name() + "_fix_" + b.fix);
-  out.initializers.push_back(float_tensor(weight_name, {p.c_out * k, cig, 1, 1, 1}, b.reader ? &conv_raw : nullptr));
+  std::string conv_raw;
+  const bool now = b.reader != nullptr && !b.defer_weights;
+  if (now && !lay_out(*b.reader, *b.in.weight, conv_raw, error)) return false;
+  out.initializers.push_back(float_tensor(weight_name, {p.c_out * k, cig, 1, 1, 1}, now ? &conv_raw : nullptr));
   out.initializers.back().set_data_type(b.in.weight->data_type());
+  if (b.reader != nullptr && b.defer_weights) {
+    auto old = std::make_shared<const onnx::TensorProto>(*b.in.weight);
+    out.computed.push_back({weight_name,
+                            b.fix + " weight of " + std::to_string(reinterpret_cast<uintptr_t>(b.in.weight)),
+                            static_cast<uint64_t>(elements) * width,
+                            [old, lay_out](const TensorBytesReader& read, std::string& bytes, std::string& why) {
+                              return lay_out(read, *old, bytes, why);
+                            }});
+  }
   b.weight = weight_name;
   std::vector<std::string> conv_inputs = {x, weight_name};
   if (p.has_bias) {
@@ -565,8 +583,20 @@ FixCost predict_cost(const std::string& fix, const ConvTransposeParams& p) {
   return c;
 }
 
+bool compute_weights(Rewrite& r, const TensorBytesReader& read, std::string& error) {
+  for (const ComputedWeight& c : r.computed) {
+    for (auto& t : r.initializers) {
+      if (t.name() != c.name) continue;
+      if (!c.compute(read, *t.mutable_raw_data(), error)) return false;
+      break;
+    }
+  }
+  r.computed.clear();
+  return true;
+}
+
 bool build_rewrite(const std::string& fix, const RewriteInputs& in, NameAllocator& names,
-                   const TensorBytesReader* reader, Rewrite& out, std::string& error) {
+                   const TensorBytesReader* reader, Rewrite& out, std::string& error, bool defer_weights) {
   const ConvTransposeParams& p = in.params;
   if (!fix_applies(fix, p, error)) return false;
   const auto weight_type_ok = [&](int32_t t) {
@@ -586,7 +616,8 @@ bool build_rewrite(const std::string& fix, const RewriteInputs& in, NameAllocato
     error = "the layer is too large to rewrite";
     return false;
   }
-  RewriteBuilder b{in, names, reader, out, fix, "bpu-lint " + fix + " rewrite of ConvTranspose '" + in.label + "'", {}, {}};
+  RewriteBuilder b{in,  names, reader, out, defer_weights,
+                   fix, "bpu-lint " + fix + " rewrite of ConvTranspose '" + in.label + "'", {}, {}};
   if (p.has_bias && reader != nullptr && !read_elements(*reader, *in.bias, p.c_out, b.bias_raw, error)) return false;
   if (!find_fix_kind(fix)->rewrite(b, error)) return false;
   return in.quantised == nullptr || add_quantised_weight(b, error);

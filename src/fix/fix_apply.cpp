@@ -148,11 +148,15 @@ void share_identical_initializers(const std::vector<std::pair<onnx::GraphProto*,
   std::map<std::pair<onnx::GraphProto*, std::string>, std::string> first;  // (graph, content) -> name
   for (auto& [graph, rewrite] : rewrites) {
     std::map<std::string, std::string> renamed;
+    std::map<std::string, std::string> computed;  // name -> key: its bytes are not there yet
+    for (const auto& c : rewrite->computed) computed[c.name] = c.key;
     std::vector<onnx::TensorProto> kept;
     for (auto& t : rewrite->initializers) {
       onnx::TensorProto unnamed = t;
       unnamed.clear_name();
-      const auto key = std::make_pair(graph, unnamed.SerializeAsString());
+      const auto c = computed.find(t.name());
+      const auto key = std::make_pair(graph, (c != computed.end() ? "computed:" + c->second + ":" : std::string()) +
+                                                 unnamed.SerializeAsString());
       auto it = first.find(key);
       if (it == first.end()) {
         first.emplace(key, t.name());
@@ -266,7 +270,7 @@ FixRun apply_fixes(const LoadedModel& loaded, const ModelFacts& facts_of_model, 
       result.reason = plan.inputs_blocker;
     } else if (c.weight.tensor == nullptr || (plan.params.has_bias && c.bias.tensor == nullptr)) {
       result.reason = "the weight and bias must be initializers (not computed or graph inputs)";
-    } else if (!build_rewrite(option->id, c.in, names, &reader, c.rewrite, error)) {
+    } else if (!build_rewrite(option->id, c.in, names, &reader, c.rewrite, error, /*defer_weights=*/true)) {
       result.reason = "cannot build the rewrite: " + error;
     } else {
       candidates.push_back(std::move(c));
@@ -288,6 +292,26 @@ FixRun apply_fixes(const LoadedModel& loaded, const ModelFacts& facts_of_model, 
   if (planned.empty()) return run;
 
   share_identical_initializers(planned_rewrites(planned));
+  // The weights laid out anew are computed as they are written, one at a
+  // time. Until then each is marked as data of the model file past its end:
+  // the checker sees a tensor with data, and a read that is not routed to its
+  // computation fails instead of returning other bytes.
+  std::map<std::string, ComputedWeight> computed;
+  for (auto& p : planned) {
+    for (auto& c : p.rewrite.computed) computed.emplace(c.name, std::move(c));
+    for (auto& t : p.rewrite.initializers) {
+      auto c = computed.find(t.name());
+      if (c == computed.end()) continue;
+      t.set_data_location(onnx::TensorProto::EXTERNAL);
+      for (const auto& [key, value] : {std::pair<const char*, std::string>{"location", loaded.name},
+                                       {"offset", std::to_string(loaded.file_size)},
+                                       {"length", std::to_string(c->second.length)}}) {
+        auto* e = t.add_external_data();
+        e->set_key(key);
+        e->set_value(value);
+      }
+    }
+  }
 
   // Splice: each graph's node list is rebuilt once, rewrites in place of their node.
   std::map<onnx::GraphProto*, std::map<int, Planned*>> by_graph;
@@ -369,6 +393,11 @@ FixRun apply_fixes(const LoadedModel& loaded, const ModelFacts& facts_of_model, 
   }
   WriteOptions write_options;
   write_options.external_data = external_data;
+  ComputedPayloads payloads;
+  for (const auto& [name, c] : computed) {
+    payloads[name] = {c.length, [&c = c, &reader](std::string& bytes, std::string& e) { return c.compute(reader, bytes, e); }};
+  }
+  write_options.computed = &payloads;
   WriteResult written;
   if (!write_model_atomic(loaded, model, output_path, write_options, written, error)) {
     run.error = error;

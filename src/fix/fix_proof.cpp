@@ -723,6 +723,14 @@ bool prove_rewrite(const std::string& fix, const RewriteInputs& in, const Rewrit
   record = ProofRecord{};
   record.seed = seed;
   try {
+    if (!rewrite.computed.empty()) {  // proven on its bytes, held while it is proven
+      Rewrite whole = rewrite;
+      if (!compute_weights(whole, reader, error)) {
+        error = "cannot lay out the new weight: " + error;
+        return false;
+      }
+      return prove_rewrite(fix, in, whole, reader, node, seed, record, error, layouts);
+    }
     LayoutProofs own;
     LayoutProofs& shared = layouts != nullptr ? *layouts : own;
     if (in.quantised != nullptr) return prove_quantised(fix, in, rewrite, reader, node, seed, shared, record, error);

@@ -55,6 +55,27 @@ bool for_each_tensor(onnx::ModelProto& model, const std::function<bool(onnx::Ten
 
 bool is_external(const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto::EXTERNAL; }
 
+// The computation of t's payload, when it is one (WriteOptions::computed).
+const ComputedPayload* computed_payload(const ComputedPayloads* computed, const onnx::TensorProto& t) {
+  if (computed == nullptr || !is_external(t)) return nullptr;
+  const auto it = computed->find(t.name());
+  return it == computed->end() ? nullptr : &it->second;
+}
+
+// Its bytes, exactly as long as announced.
+bool compute_payload(const ComputedPayload& c, const std::string& name, std::string& bytes, std::string& error) {
+  if (!c.compute(bytes, error)) {
+    error = "tensor '" + name + "': " + error;
+    return false;
+  }
+  if (bytes.size() != c.length) {
+    error = "tensor '" + name + "': computed " + std::to_string(bytes.size()) + " bytes, expected " +
+            std::to_string(c.length);
+    return false;
+  }
+  return true;
+}
+
 // The source files the payloads are copied from, each opened once.
 class SourceFiles {
  public:
@@ -87,9 +108,12 @@ bool copy_span(const ExternalSpan& span, SourceFiles& sources, AtomicFile& out, 
 
 // Puts the bytes of an external tensor into raw_data (for tensors outside the
 // main graph's initializer list: attribute tensors, subgraphs, functions).
-bool embed_in_memory(const LoadedModel& source, onnx::TensorProto& t, std::string& error) {
+bool embed_in_memory(const LoadedModel& source, const ComputedPayloads* computed, onnx::TensorProto& t,
+                     std::string& error) {
   std::string bytes;
-  if (!read_tensor_bytes(source, t, bytes, error)) {
+  if (const ComputedPayload* c = computed_payload(computed, t)) {
+    if (!compute_payload(*c, t.name(), bytes, error)) return false;
+  } else if (!read_tensor_bytes(source, t, bytes, error)) {
     error = "tensor '" + t.name() + "': " + error;
     return false;
   }
@@ -127,34 +151,47 @@ std::string field_header(int number, uint64_t length) {
   return out;
 }
 
-// The output as pieces: bytes, or a byte range of a source file.
+// The output as pieces: bytes, a byte range of a source file, or a payload
+// computed when it is written.
 struct Piece {
   std::string bytes;
   const ExternalSpan* span = nullptr;
+  const ComputedPayload* computed = nullptr;
+  std::string name;  // of the computed payload's tensor
 };
 
 class Pieces {
  public:
   void add(std::string bytes) {
     size_ += bytes.size();
-    if (list_.empty() || list_.back().span != nullptr) list_.emplace_back();
+    if (list_.empty() || list_.back().span != nullptr || list_.back().computed != nullptr) list_.emplace_back();
     list_.back().bytes += bytes;
   }
   void add(const ExternalSpan& span) {
     size_ += span.length;
-    list_.push_back({{}, &span});
+    list_.push_back({{}, &span, nullptr, {}});
+  }
+  void add(const ComputedPayload& computed, const std::string& name) {
+    size_ += computed.length;
+    list_.push_back({{}, nullptr, &computed, name});
   }
   void append(Pieces&& other) {
     for (auto& p : other.list_) {
       if (p.span != nullptr) add(*p.span);
+      else if (p.computed != nullptr) add(*p.computed, p.name);
       else add(std::move(p.bytes));
     }
   }
   uint64_t size() const { return size_; }
   bool write(SourceFiles& sources, AtomicFile& out, std::string& error) const {
     for (const auto& p : list_) {
-      if (p.span != nullptr ? !copy_span(*p.span, sources, out, error)
-                            : !out.write(p.bytes.data(), p.bytes.size(), error)) {
+      if (p.computed != nullptr) {
+        std::string bytes;  // one payload at a time
+        if (!compute_payload(*p.computed, p.name, bytes, error) || !out.write(bytes.data(), bytes.size(), error)) {
+          return false;
+        }
+      } else if (p.span != nullptr ? !copy_span(*p.span, sources, out, error)
+                                   : !out.write(p.bytes.data(), p.bytes.size(), error)) {
         return false;
       }
     }
@@ -171,14 +208,14 @@ class Pieces {
 // raw_data, then doc_string), the rest of the model around them: the file is
 // byte for byte what SerializeToString of the embedded model would give, and
 // no payload is ever held in memory.
-bool plan_embedded(const LoadedModel& source, onnx::ModelProto& model, std::vector<std::unique_ptr<ExternalSpan>>& spans,
-                   Pieces& out, std::string& error) {
+bool plan_embedded(const LoadedModel& source, const ComputedPayloads* computed, onnx::ModelProto& model,
+                   std::vector<std::unique_ptr<ExternalSpan>>& spans, Pieces& out, std::string& error) {
   // Payloads elsewhere (rare and small: attribute tensors, subgraphs, functions) are read into memory.
   onnx::GraphProto& graph = *model.mutable_graph();
   std::set<const onnx::TensorProto*> top;
   for (const auto& t : graph.initializer()) top.insert(&t);
   if (!for_each_tensor(model, [&](onnx::TensorProto& t) {
-        return !is_external(t) || top.count(&t) != 0 || embed_in_memory(source, t, error);
+        return !is_external(t) || top.count(&t) != 0 || embed_in_memory(source, computed, t, error);
       })) {
     return false;
   }
@@ -196,21 +233,29 @@ bool plan_embedded(const LoadedModel& source, onnx::ModelProto& model, std::vect
       body.add(field_header(onnx::GraphProto::kInitializerFieldNumber, bytes.size()) + bytes);
       continue;
     }
-    spans.push_back(std::make_unique<ExternalSpan>());
-    const ExternalSpan& span = *spans.back();
-    if (!external_span(source, t, *spans.back(), error)) {
-      error = "tensor '" + t.name() + "': " + error;
-      return false;
+    const ComputedPayload* c = computed_payload(computed, t);
+    if (c == nullptr) {
+      spans.push_back(std::make_unique<ExternalSpan>());
+      if (!external_span(source, t, *spans.back(), error)) {
+        error = "tensor '" + t.name() + "': " + error;
+        return false;
+      }
     }
+    const uint64_t length = c != nullptr ? c->length : spans.back()->length;
+    const std::string name = t.name();
     t.clear_external_data();
     t.clear_data_location();
     onnx::TensorProto head, tail;
     split_at(t, onnx::TensorProto::kRawDataFieldNumber, head, tail);
     const std::string h = head.SerializeAsString(), tl = tail.SerializeAsString();
-    const std::string raw = field_header(onnx::TensorProto::kRawDataFieldNumber, span.length);
-    body.add(field_header(onnx::GraphProto::kInitializerFieldNumber, h.size() + raw.size() + span.length + tl.size()) +
+    const std::string raw = field_header(onnx::TensorProto::kRawDataFieldNumber, length);
+    body.add(field_header(onnx::GraphProto::kInitializerFieldNumber, h.size() + raw.size() + length + tl.size()) +
              h + raw);
-    body.add(span);
+    if (c != nullptr) {
+      body.add(*c, name);
+    } else {
+      body.add(*spans.back());
+    }
     body.add(tl);
   }
   body.add(graph_tail.SerializeAsString());
@@ -256,13 +301,17 @@ constexpr uint64_t kProtobufLimit = static_cast<uint64_t>(INT_MAX);
 
 // Writes every sizeable tensor to the data file and points the model at it:
 // external payloads are copied file to file, one tensor at a time.
-bool externalize(const LoadedModel& source, onnx::ModelProto& model, AtomicFile& data, const std::string& location,
-                 std::string& error) {
+bool externalize(const LoadedModel& source, const ComputedPayloads* computed, onnx::ModelProto& model, AtomicFile& data,
+                 const std::string& location, std::string& error) {
   uint64_t offset = 0;
   SourceFiles sources;
   return for_each_tensor(model, [&](onnx::TensorProto& t) {
     uint64_t length = 0;
-    if (is_external(t)) {
+    if (const ComputedPayload* c = computed_payload(computed, t)) {
+      std::string bytes;  // one payload at a time
+      if (!compute_payload(*c, t.name(), bytes, error) || !data.write(bytes.data(), bytes.size(), error)) return false;
+      length = bytes.size();
+    } else if (is_external(t)) {
       ExternalSpan span;
       if (!external_span(source, t, span, error) || !copy_span(span, sources, data, error)) {
         error = "tensor '" + t.name() + "': " + error;
@@ -324,7 +373,7 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
     OutputTarget data_target;
     if (!resolve_output(result.data_path, OutputUse::Model, inputs, data_target, error) ||
         !data.open(data_target, error) ||
-        !externalize(source, model, data, fs::path(result.data_path).filename().string(), error)) {
+        !externalize(source, options.computed, model, data, fs::path(result.data_path).filename().string(), error)) {
       return false;
     }
     if (model.ByteSizeLong() > kProtobufLimit) {
@@ -332,7 +381,7 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
       return false;
     }
     pieces.add(model.SerializeAsString());
-  } else if (!plan_embedded(source, model, spans, pieces, error)) {
+  } else if (!plan_embedded(source, options.computed, model, spans, pieces, error)) {
     return false;
   }
   if (!pieces.write(sources, file, error) || !file.sync(error) || (result.external_data && !data.sync(error))) {

@@ -50,13 +50,28 @@ struct RewriteInputs {
   ConvTransposeParams params;
 };
 
+// Reads an initializer's bytes (raw little-endian layout), wherever they live.
+using TensorBytesReader = std::function<bool(const onnx::TensorProto&, std::string& bytes, std::string& error)>;
+
+// A new weight laid out anew from the layer's old one (conv3d-1x1x1's
+// transposed kernel), computed when its bytes are needed (the proof, the
+// write) and dropped after: a fix of many layers holds one layer's weight at
+// a time, never all of them. Its initializer carries dims and type only.
+struct ComputedWeight {
+  std::string name;  // the initializer's
+  std::string key;   // equal keys, equal bytes (layers that share a weight)
+  uint64_t length = 0;
+  std::function<bool(const TensorBytesReader& read, std::string& bytes, std::string& error)> compute;
+};
+
 struct Rewrite {
   std::vector<onnx::NodeProto> nodes;          // in execution order; the last writes the original output
   std::vector<onnx::TensorProto> initializers; // new weight, bias and Reshape shapes
+  std::vector<ComputedWeight> computed;        // initializers whose bytes are computed later
 };
 
-// Reads an initializer's bytes (raw little-endian layout), wherever they live.
-using TensorBytesReader = std::function<bool(const onnx::TensorProto&, std::string& bytes, std::string& error)>;
+// Fills the computed initializers' raw_data (a proof runs on the bytes).
+bool compute_weights(Rewrite& r, const TensorBytesReader& read, std::string& error);
 
 // What a fix kind's rewrite (FixKind::rewrite) builds on: build_rewrite has
 // checked the layer and its weights and read the bias; the kind adds its
@@ -66,6 +81,7 @@ struct RewriteBuilder {
   NameAllocator& names;
   const TensorBytesReader* reader;  // null: new initializers carry dims and type only
   Rewrite& out;
+  bool defer_weights;               // weights laid out anew go to out.computed
   std::string fix;                  // the kind's id, in the names of its new weights
   std::string doc;                  // doc_string of every new node
   std::string bias_raw;             // the bias bytes, when read
@@ -77,8 +93,9 @@ struct RewriteBuilder {
 };
 
 // Builds the rewrite. With a null reader the new weight/bias initializers carry
-// dims and type only (enough for shape inference and rule checks).
+// dims and type only (enough for shape inference and rule checks). With
+// `defer_weights`, weights laid out anew are computed later (ComputedWeight).
 bool build_rewrite(const std::string& fix, const RewriteInputs& in, NameAllocator& names,
-                   const TensorBytesReader* reader, Rewrite& out, std::string& error);
+                   const TensorBytesReader* reader, Rewrite& out, std::string& error, bool defer_weights = false);
 
 }  // namespace bpulint

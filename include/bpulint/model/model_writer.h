@@ -5,6 +5,9 @@
 // at a time. The output never points into the source's files.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 
 #include <onnx/onnx_pb.h>
@@ -13,10 +16,20 @@
 
 namespace bpulint {
 
+// A payload computed as it is written (a fix's weight laid out anew), so
+// that one is held in memory at a time. Keyed by the tensor's name; the
+// tensor is external, its length this one.
+struct ComputedPayload {
+  uint64_t length = 0;
+  std::function<bool(std::string& bytes, std::string& error)> compute;
+};
+using ComputedPayloads = std::map<std::string, ComputedPayload>;
+
 struct WriteOptions {
   // Weights go to <out>.data beside the model (ONNX external data) instead of
   // into it. Chosen automatically when the model would pass protobuf's 2 GiB.
   bool external_data = false;
+  const ComputedPayloads* computed = nullptr;
 };
 
 struct WriteResult {
