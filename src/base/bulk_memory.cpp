@@ -42,22 +42,6 @@ void bulk_free(void* block, size_t bytes) {
   munmap(block, bytes);
 }
 
-namespace {
-uintptr_t main_heap_from = 0, main_heap_to = 0;
-}  // namespace
-
-void thread_heap_on_huge_pages() {
-#if defined(MADV_HUGEPAGE) && defined(__GLIBC__)
-  if (!kMapLargeBlocks || main_heap_to == 0) return;
-  void* p = malloc(1);
-  const auto at = reinterpret_cast<uintptr_t>(p);
-  free(p);
-  if (at >= main_heap_from && at < main_heap_to) return;
-  constexpr uintptr_t kThreadHeap = uintptr_t{64} << 20;
-  madvise(reinterpret_cast<void*>(at & ~(kThreadHeap - 1)), kThreadHeap, MADV_HUGEPAGE);
-#endif
-}
-
 void heap_on_huge_pages(size_t reserve) {
 #if defined(MADV_HUGEPAGE) && defined(M_TOP_PAD) && defined(__GLIBC__)
   if (!kMapLargeBlocks) return;
@@ -75,8 +59,6 @@ void heap_on_huge_pages(size_t reserve) {
   const uintptr_t end = brk_now();
   const uintptr_t from = (before + kHugePage - 1) / kHugePage * kHugePage;
   if (end > from + kHugePage) madvise(reinterpret_cast<void*>(from), end - from, MADV_HUGEPAGE);
-  main_heap_from = before;
-  main_heap_to = end;
 #else
   (void)reserve;
 #endif

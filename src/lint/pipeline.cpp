@@ -4,14 +4,12 @@
 
 #include "bpulint/engine/evaluate.h"
 #include "bpulint/model/model_checker.h"
-#include "bpulint/base/bulk_memory.h"
 #include "bpulint/base/side_by_side.h"
 #include "bpulint/lint/triage.h"
 
 namespace bpulint {
 
 ModelRead read_model(const std::string& path) {
-  thread_heap_on_huge_pages();  // the first model is read on a thread of its own
   ModelRead read;
   read.model = std::make_unique<LoadedModel>();
   if (!load_model(path, *read.model, read.error)) read.model.reset();

@@ -24,7 +24,6 @@ bool bulk_maps_large_blocks();
 // advised, and kept, so it fills 2 MiB per fault. Advice only; a no-op under
 // AddressSanitizer.
 void heap_on_huge_pages(size_t reserve);
-void thread_heap_on_huge_pages();
 
 // std::allocator with bulk_allocate behind it, for vectors that grow large.
 template <class T>

@@ -7,8 +7,6 @@
 #include <thread>
 #include <utility>
 
-#include "bpulint/base/bulk_memory.h"
-
 namespace bpulint {
 
 // Runs here() on this thread and there() on a second one, both to the end.
@@ -19,7 +17,6 @@ template <class Here, class There>
 void run_side_by_side(Here&& here, There&& there) {
   std::exception_ptr here_failure, there_failure;
   const auto run_there = [&] {
-    thread_heap_on_huge_pages();
     try {
       there();
     } catch (...) {
