@@ -1,6 +1,11 @@
 #include "bpulint/base/bulk_memory.h"
 
+#include <malloc.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <vector>
 
 #include "bpulint/base/sanitizers.h"
 
@@ -35,6 +40,28 @@ void bulk_free(void* block, size_t bytes) {
     return;
   }
   munmap(block, bytes);
+}
+
+void heap_on_huge_pages(size_t reserve) {
+#if defined(MADV_HUGEPAGE) && defined(M_TOP_PAD) && defined(__GLIBC__)
+  if (!kMapLargeBlocks) return;
+  // Every growth of the heap asks for `reserve` more than it needs, and what
+  // is freed at the top stays: the heap is one region, advised once. Blocks
+  // of 32 MiB and more are still mapped apart (and returned when freed).
+  mallopt(M_TOP_PAD, static_cast<int>(reserve));
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(reserve * 2));
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  const auto brk_now = [] { return reinterpret_cast<uintptr_t>(sbrk(0)); };
+  const uintptr_t before = brk_now();
+  std::vector<void*> blocks;
+  for (int i = 0; i < 64 && brk_now() - before < reserve / 2; ++i) blocks.push_back(malloc(64 << 10));
+  for (void* b : blocks) free(b);
+  const uintptr_t end = brk_now();
+  const uintptr_t from = (before + kHugePage - 1) / kHugePage * kHugePage;
+  if (end > from + kHugePage) madvise(reinterpret_cast<void*>(from), end - from, MADV_HUGEPAGE);
+#else
+  (void)reserve;
+#endif
 }
 
 }  // namespace bpulint
