@@ -101,16 +101,18 @@ for m in "${MODELS[@]}"; do
   [[ -x $BARE_PARSE ]] && tools+=("bare parse")
   tools+=(python)
   # Alternating rounds: each tool once per round, so the load other jobs put on this shared
-  # machine hits all of them alike; medians are compared. Each round starts one tool further
-  # on: on this VM the first process after Python (which frees 500-700 MB) runs 0.1-0.15 s
-  # slower (the memory it is given must be backed by the host again), so that falls on each
-  # tool in turn.
+  # machine hits all of them alike; medians are compared. On this VM a process that follows
+  # one which freed hundreds of MB (Python frees 500-700 MB, a lint 350) runs 0.1-0.15 s
+  # slower: the memory it is given must be backed by the host again. So each timed run of a
+  # C++ tool follows an untimed run of the same tool, whatever ran before.
   declare -A runs=() res=()
   echo "timing ${tools[*]} on $m ($RUNS alternating rounds)" >&2
+  others=$((${#tools[@]} - 1))  # python is last in tools
   for ((i = 0; i < RUNS; i++)); do
     for ((k = 0; k < ${#tools[@]}; k++)); do
-      tool=${tools[$(((i + k) % ${#tools[@]}))]}
+      if ((k == 0)); then tool=python; else tool=${tools[$(((i + k - 1) % others))]}; fi
       [[ ${runs[$tool]:-} == failed* ]] && continue
+      [[ $tool == python ]] || run_tool "$tool" "$f" > /dev/null
       r=$(run_tool "$tool" "$f")
       if [[ $r == failed* ]]; then runs[$tool]=$r; else runs[$tool]+="$r"$'\n'; fi
     done
