@@ -301,15 +301,7 @@ FixRun apply_fixes(const LoadedModel& loaded, const ModelFacts& facts_of_model, 
     for (auto& c : p.rewrite.computed) computed.emplace(c.name, std::move(c));
     for (auto& t : p.rewrite.initializers) {
       auto c = computed.find(t.name());
-      if (c == computed.end()) continue;
-      t.set_data_location(onnx::TensorProto::EXTERNAL);
-      for (const auto& [key, value] : {std::pair<const char*, std::string>{"location", loaded.name},
-                                       {"offset", std::to_string(loaded.file_size)},
-                                       {"length", std::to_string(c->second.length)}}) {
-        auto* e = t.add_external_data();
-        e->set_key(key);
-        e->set_value(value);
-      }
+      if (c != computed.end()) set_external_data(t, loaded.name, loaded.file_size, c->second.length);
     }
   }
 

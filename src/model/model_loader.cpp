@@ -589,6 +589,19 @@ bool external_span(const LoadedModel& m, const onnx::TensorProto& t, ExternalSpa
   return false;
 }
 
+void set_external_data(onnx::TensorProto& t, const std::string& location, uint64_t offset, uint64_t length) {
+  t.clear_raw_data();
+  t.clear_external_data();
+  t.set_data_location(onnx::TensorProto::EXTERNAL);
+  for (const auto& [key, value] : {std::pair<const char*, std::string>{"location", location},
+                                   {"offset", std::to_string(offset)},
+                                   {"length", std::to_string(length)}}) {
+    auto* e = t.add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  }
+}
+
 bool is_self_reference(const LoadedModel& m, const onnx::TensorProto& t) {
   if (t.data_location() != onnx::TensorProto::EXTERNAL) return false;
   const std::string self = m.name.empty() ? basename_of(m.path) : m.name;

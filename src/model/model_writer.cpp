@@ -324,16 +324,7 @@ bool externalize(const LoadedModel& source, const ComputedPayloads* computed, on
     } else {
       return true;
     }
-    t.clear_raw_data();
-    t.clear_external_data();
-    t.set_data_location(onnx::TensorProto::EXTERNAL);
-    for (const auto& [k, v] : {std::pair<const char*, std::string>{"location", location},
-                               {"offset", std::to_string(offset)},
-                               {"length", std::to_string(length)}}) {
-      auto* e = t.add_external_data();
-      e->set_key(k);
-      e->set_value(v);
-    }
+    set_external_data(t, location, offset, length);
     offset += length;
     return true;
   });

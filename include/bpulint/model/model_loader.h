@@ -104,6 +104,10 @@ struct ExternalSpan {
 };
 bool external_span(const LoadedModel& m, const onnx::TensorProto& t, ExternalSpan& span, std::string& error);
 
+// Makes t's data the `length` bytes at `offset` of the file `location` (ONNX
+// external data), dropping whatever data it held.
+void set_external_data(onnx::TensorProto& t, const std::string& location, uint64_t offset, uint64_t length);
+
 // True when t's data was left on disk by load_model (its external location
 // is the model file itself).
 bool is_self_reference(const LoadedModel& m, const onnx::TensorProto& t);
