@@ -120,7 +120,6 @@ for m in "${MODELS[@]}"; do
   for tool in "${tools[@]}"; do
     if [[ ${runs[$tool]} == failed* ]]; then res[$tool]=${runs[$tool]}; else res[$tool]=$(printf '%s' "${runs[$tool]}" | summarize_runs); fi
   done
-  ((have_lint)) || res[bpu-lint]="skipped"
   for tool in "${tools[@]}"; do
     r=${res[$tool]}
     if [[ $r =~ ^[0-9.]+\ [0-9.]+\ [0-9]+$ ]]; then

@@ -48,7 +48,6 @@ void SkeletonReads::request(uint64_t from, uint64_t to) {
   }
   fetch(start, end);
   last_end_ = end;
-  ++requests_;
 }
 
 // Reads the window in large requests, then maps it in one call where the

@@ -41,7 +41,6 @@ class SkeletonReads {
   void need_all() { request(0, size_); }
 
   uint64_t requested_bytes() const { return requested_bytes_; }  // pages asked for, each once
-  size_t requests() const { return requests_; }
 
  private:
   bool has(uint64_t page) const { return (pages_[page >> 6] >> (page & 63)) & 1; }
@@ -58,7 +57,6 @@ class SkeletonReads {
   uint64_t window_ = 0;          // size of the last window
   uint64_t reached_ = 0;         // the furthest byte asked for
   uint64_t requested_bytes_ = 0;
-  size_t requests_ = 0;
 };
 
 }  // namespace bpulint
