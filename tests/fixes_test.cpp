@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 #include <random>
 #include <set>
 
@@ -239,6 +240,54 @@ TEST_CASE("conv3d-1x1x1 lays out each new weight as it is written: embedded and 
     const ModelReport again = lint_model(out, platform("j6p"), {});
     REQUIRE(again.ok);
     CHECK(again.summary.cpu == 0);
+  }
+}
+
+TEST_CASE("conv3d-1x1x1 on real exports: each written kernel is its layer's weight transposed, embedded or external") {
+  // The float decoder and the QAT layer (an int8 constant under its DequantizeLinear).
+  for (const std::string name : {"occupancy_static", "qat_upsample_static"}) {
+    CAPTURE(name);
+    const std::string input = std::string(BPULINT_SOURCE_DIR) + "/tests/exports/" + name + ".onnx";
+    LoadedModel source;
+    std::string error;
+    REQUIRE(load_model(input, source, error));
+    TempDir dir;
+    std::map<std::string, std::string> written[2];  // initializer name -> bytes, embedded then external
+    for (const bool external : {false, true}) {
+      const std::string out = dir.path(external ? "external.onnx" : "embedded.onnx");
+      std::vector<std::string> args = {input, "--fix", "--fix-strategy", "conv3d-1x1x1", "--fixed-model", out};
+      if (external) args.push_back("--external-data");
+      const CommandResult r = run_bpu_lint(args);
+      INFO(r.out << r.err);
+      REQUIRE(std::filesystem::exists(out));
+      LoadedModel fixed;
+      REQUIRE(load_model(out, fixed, error));
+      for (const auto& t : fixed.model->graph().initializer()) {
+        REQUIRE(read_tensor_bytes(fixed, t, written[external][t.name()], error));
+      }
+    }
+    CHECK(written[0] == written[1]);
+    int kernels = 0;
+    for (const auto& old : source.model->graph().initializer()) {
+      const auto it = written[0].find(old.name() + "_fix_conv3d-1x1x1");
+      if (it == written[0].end() || old.dims_size() != 5) continue;  // the biases are repeated, not transposed
+      ++kernels;
+      std::string bytes;
+      REQUIRE(read_tensor_bytes(source, old, bytes, error));
+      const int64_t ci_n = old.dims(0), co_n = old.dims(1), k_n = old.dims(2) * old.dims(3) * old.dims(4);
+      const size_t width = bytes.size() / static_cast<size_t>(ci_n * co_n * k_n);
+      std::string expected(bytes.size(), '\0');
+      for (int64_t ci = 0; ci < ci_n; ++ci) {
+        for (int64_t co = 0; co < co_n; ++co) {
+          for (int64_t k = 0; k < k_n; ++k) {
+            expected.replace(static_cast<size_t>((co * k_n + k) * ci_n + ci) * width, width, bytes,
+                             static_cast<size_t>((ci * co_n + co) * k_n + k) * width, width);
+          }
+        }
+      }
+      CHECK(it->second == expected);
+    }
+    CHECK(kernels == (name == "occupancy_static" ? 2 : 1));
   }
 }
 
