@@ -18,6 +18,8 @@
 #include "bpulint/model/guarded_inference.h"
 #include "bpulint/base/name_table.h"
 #include "facts_internal.h"
+#include "const_fold.h"
+#include "opset_forms.h"
 #include "shape_values.h"
 
 namespace bpulint {
@@ -28,6 +30,7 @@ struct ValueFacts {
   const onnx::TypeProto* type = nullptr;
   bool is_const = false;       // known before runtime (see TensorFacts::is_const)
   bool shape_derived = false;  // computed from a dynamic dim: runtime shape arithmetic
+  bool data_shape = false;     // computed from a shape that depends on tensor data
   bool from_1d_2d_input = false;  // see TensorFacts::from_1d_2d_input
   const onnx::TensorProto* data = nullptr;  // small constant data shape inference may read (Reshape's shape)
   const IntValues* values = nullptr;        // integer values the walk computed
@@ -461,7 +464,8 @@ class Walker {
 
   // What the toolchain does with the node before placing it: constant-fold
   // it when every input is known before runtime; leave shape arithmetic on a
-  // dynamic dim in the graph as a runtime shape computation.
+  // dynamic dim in the graph as a runtime shape computation, and shape
+  // arithmetic on a shape that depends on tensor data as data-dependent.
   Fold decide_fold(const onnx::NodeProto& node, const NodeFacts& f, const onnx::OpSchema* schema, bool has_subgraph) {
     if (!f.domain.empty() || schema == nullptr || has_subgraph || is_random(f.op_type)) return Fold::None;
     if (f.op_type == "Shape" || f.op_type == "Size") {
@@ -469,26 +473,39 @@ class Walker {
       if (x == nullptr || x->type == nullptr || !x->type->has_tensor_type() || !x->type->tensor_type().has_shape()) {
         return Fold::None;
       }
+      const Fold unknown = from_dynamic_input(*x) ? Fold::RuntimeShape : Fold::DataShape;
       if (f.op_type == "Shape") {
         IntValues dims;
         const std::vector<const onnx::TypeProto*> types = {x->type};
-        if (propagate_values(node, f.opset, {nullptr}, types, dims)) return dims.all_known() ? Fold::Constant : Fold::RuntimeShape;
+        if (propagate_values(node, f.opset, {nullptr}, types, dims)) return dims.all_known() ? Fold::Constant : unknown;
         return Fold::None;
       }
-      return type_complete(x->type) ? Fold::Constant : Fold::RuntimeShape;
+      return type_complete(x->type) ? Fold::Constant : unknown;
     }
-    bool all_const = true, any_shape = false, const_or_shape = true;
+    bool all_const = true, any_shape = false, any_data = false, all_known_or_shape = true;
     for (int k = 0; k < node.input_size(); ++k) {
       if (node.input(k).empty()) continue;
       const ValueFacts* v = input_facts_[static_cast<size_t>(k)];
       const bool c = v != nullptr && v->is_const;
       const bool s = v != nullptr && v->shape_derived;
+      const bool d = v != nullptr && v->data_shape;
       all_const = all_const && c;
       any_shape = any_shape || s;
-      const_or_shape = const_or_shape && (c || s);
+      any_data = any_data || d;
+      all_known_or_shape = all_known_or_shape && (c || s || d);
     }
     if (all_const) return Fold::Constant;
-    return const_or_shape && any_shape ? Fold::RuntimeShape : Fold::None;
+    if (!all_known_or_shape) return Fold::None;
+    return any_data ? Fold::DataShape : any_shape ? Fold::RuntimeShape : Fold::None;
+  }
+
+  // Whether what is unknown of a value's shape comes from a graph input's
+  // dynamic dims or missing shape (pinning the input makes it known), rather
+  // than from tensor data or an op that was not inferred.
+  bool from_dynamic_input(const ValueFacts& v) const {
+    if (v.cause == 0 || v.cause > out_.causes.size()) return true;
+    const CauseKind k = out_.causes[v.cause - 1].kind;
+    return k == CauseKind::DynamicInput || k == CauseKind::MissingInputType;
   }
 
   // The values shape arithmetic reads, for every input: computed by the walk,
@@ -581,7 +598,22 @@ class Walker {
     const bool has_subgraph = current_has_subgraph_;
     const ValueFacts* first_input = input_facts_.empty() ? nullptr : input_facts_[0];
     std::string failure;
-    if (schema != nullptr && !has_subgraph && node.output_size() == 1 && first_input != nullptr &&
+    if (!f.domain.empty() || has_subgraph) {
+      // custom ops and subgraph owners: see output_cause
+    } else if (is_reduce_with_axes_input(node, f.opset, schema)) {
+      onnx::TypeProto reduced;
+      const ValueFacts* axes = input_facts_.size() > 1 ? input_facts_[1] : nullptr;
+      if (reduce_output_type(node, first_input != nullptr ? first_input->type : nullptr,
+                             axes != nullptr ? axes->data : nullptr, reduced)) {
+        inferred.push_back(types_.keep(reduced));
+      }
+    } else if (is_newer_elementwise(f.op_type, schema) && node.output_size() == 1 && first_input != nullptr &&
+               first_input->type != nullptr) {
+      shared_output_type_ = first_input->type;
+    }
+    if (!inferred.empty() || shared_output_type_ != nullptr) {
+      // inferred above, for a form newer than the ONNX library
+    } else if (schema != nullptr && !has_subgraph && node.output_size() == 1 && first_input != nullptr &&
         first_input->type != nullptr && traits.keeps_input_type) {
       // ONNX infers these ops by copying input 0's type; sharing the pointer
       // does the same without a context, a copy or an allocation.
@@ -626,9 +658,20 @@ class Walker {
       }
     }
 
+    // Constant folding: a node whose inputs are all known computes its
+    // outputs' values (any rank and dtype, within the folder's bounds).
+    std::vector<ConstTensor>& folded = scratch_folded_;
+    folded.clear();
+    // The kernels check what they read themselves, so a form newer than the
+    // ONNX library (whose inference then fails) folds too.
+    const bool did_fold = traits.fold_op && fold_inputs(node) &&
+                          fold_node(node, f.opset, scratch_fold_inputs_, folded) && spend_fold_budget(folded);
+    if (did_fold) f.fold = Fold::Constant;
+
     // Arithmetic on a dynamic dim whose result does not depend on it (the
     // static dims of Shape(x)[1:]) is a constant after all.
-    if (f.fold == Fold::RuntimeShape && out_values != nullptr && out_values->all_known() && node.output_size() == 1) {
+    if ((f.fold == Fold::RuntimeShape || f.fold == Fold::DataShape) && out_values != nullptr && out_values->all_known() &&
+        node.output_size() == 1) {
       f.fold = Fold::Constant;
     }
     const size_t first = out_.tensors.size();
@@ -645,6 +688,7 @@ class Walker {
       if (!inserted && in_main_graph()) names_valid_ = false;  // a second writer of the value
       v.is_const = is_constant || f.fold == Fold::Constant;
       v.shape_derived = f.fold == Fold::RuntimeShape;
+      v.data_shape = f.fold == Fold::DataShape;
       if (is_constant && node.attribute_size() == 1 && node.attribute(0).has_t() && has_inline_data(node.attribute(0).t())) {
         v.data = &node.attribute(0).t();
       }
@@ -666,12 +710,13 @@ class Walker {
       }
       if (o == 0 && out_values != nullptr) {
         v.values = out_values;
-        if (out_values->all_known() && v.data == nullptr) {
+        if (out_values->all_known() && v.data == nullptr && !did_fold) {
           auto* t = google::protobuf::Arena::CreateMessage<onnx::TensorProto>(out_.arena.get());
           materialize(*out_values, *t);
           v.data = t;
         }
       }
+      if (did_fold) record_folded(folded[i], v);
       v.cause = output_cause(v, node_cause, failure, schema, has_subgraph);
       v.producer = static_cast<uint32_t>(out_.nodes.size());  // this node, pushed by add_node
       v.producer_node = &node;
@@ -680,6 +725,60 @@ class Walker {
     }
     f.outputs = TensorList(out_.tensors.data() + first, out_.tensors.size() - first);
     shared_output_type_ = nullptr;
+  }
+
+  // The folder's inputs, decoded once per tensor; false when one is not known.
+  bool fold_inputs(const onnx::NodeProto& node) {
+    scratch_fold_inputs_.clear();
+    for (size_t k = 0; k < input_facts_.size(); ++k) {
+      if (node.input(static_cast<int>(k)).empty()) {
+        scratch_fold_inputs_.push_back(nullptr);
+        continue;
+      }
+      const ValueFacts* v = input_facts_[k];
+      const ConstTensor* c = v != nullptr && v->data != nullptr ? folded_of(*v->data) : nullptr;
+      if (c == nullptr) return false;
+      scratch_fold_inputs_.push_back(c);
+    }
+    return true;
+  }
+
+  const ConstTensor* folded_of(const onnx::TensorProto& t) {
+    auto [it, inserted] = folded_.try_emplace(&t, nullptr);
+    if (inserted) {
+      ConstTensor c;
+      if (fold_budget_ >= 0 && decode_const(t, c)) it->second = &folded_store_.emplace_back(std::move(c));
+    }
+    return it->second;
+  }
+
+  // One walk folds at most kFoldBudget elements: past it, values stay unknown.
+  bool spend_fold_budget(const std::vector<ConstTensor>& outputs) {
+    for (const ConstTensor& c : outputs) fold_budget_ -= c.size();
+    return fold_budget_ >= 0;
+  }
+
+  // A folded output: its data (ONNX's inference functions and the rules read
+  // it), its integer values for shape arithmetic, and its exact type.
+  void record_folded(ConstTensor& c, ValueFacts& v) {
+    auto* t = google::protobuf::Arena::CreateMessage<onnx::TensorProto>(out_.arena.get());
+    encode_const(c, *t);
+    v.data = t;
+    folded_.emplace(t, &folded_store_.emplace_back(std::move(c)));
+    if (v.values == nullptr) {
+      IntValues iv;
+      if (values_of_tensor(*t, iv)) {
+        out_.int_values.push_back(std::move(iv));
+        v.values = &out_.int_values.back();
+      }
+    }
+    if (!type_complete(v.type)) {
+      onnx::TypeProto type;
+      type.mutable_tensor_type()->set_elem_type(t->data_type());
+      auto* shape = type.mutable_tensor_type()->mutable_shape();
+      for (int64_t d : t->dims()) shape->add_dim()->set_dim_value(d);
+      v.type = types_.keep(type);
+    }
   }
 
   // Whether the node's outputs carry from_1d_2d_input on (if rank 1 or 2).
@@ -737,13 +836,16 @@ class Walker {
     bool keeps_input_type = false;
     bool value_op = false;
     bool shaped_by_values = false;
+    bool fold_op = false;
   };
   const OpTraits& op_traits(const NodeFacts& f) {
     static const OpTraits kNone;
     if (!f.domain.empty()) return kNone;
     bool inserted = false;
     OpTraits& t = op_traits_.get(f.proto->op_type(), &inserted);
-    if (inserted) t = {keeps_input_type(f.op_type), is_value_op(f.op_type), is_shaped_by_values(f.op_type)};
+    if (inserted) {
+      t = {keeps_input_type(f.op_type), is_value_op(f.op_type), is_shaped_by_values(f.op_type), is_fold_op(f.op_type)};
+    }
     return t;
   }
 
@@ -843,6 +945,13 @@ class Walker {
   onnx::TypeProto scratch_init_type_;
   std::unordered_map<const onnx::TensorProto*, const IntValues*> decoded_;  // see decoded()
   std::deque<IntValues> decoded_store_;
+  // Folded values by their TensorProto (inline constants and the walk's own
+  // folded outputs), and the scratch the folder works in.
+  std::unordered_map<const onnx::TensorProto*, const ConstTensor*> folded_;
+  std::deque<ConstTensor> folded_store_;
+  std::vector<const ConstTensor*> scratch_fold_inputs_;
+  std::vector<ConstTensor> scratch_folded_;
+  int64_t fold_budget_ = kFoldBudget;
   std::string init_type_key_;                                           // type_of's scratch
   std::unordered_map<std::string, const onnx::TypeProto*> init_types_;  // dtype + dims -> kept type
   NameTable<const onnx::OpSchema*> default_schemas_{64};  // by op type (views into the model)

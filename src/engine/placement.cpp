@@ -16,6 +16,7 @@ const char* placement_name(Placement p) {
     case Placement::Folded: return "folded";
     case Placement::Unknown: return "unknown";
     case Placement::RuntimeShape: return "runtime_shape";
+    case Placement::DataShape: return "data_shape";
     case Placement::NoCompile: return "no_compile";
   }
   return "unknown";
@@ -32,8 +33,8 @@ std::vector<Placement> place_nodes(const ModelFacts& facts, const Platform& plat
       out[i] = Placement::Folded;
       continue;
     }
-    if (n.fold == Fold::RuntimeShape) {
-      out[i] = Placement::RuntimeShape;
+    if (n.fold == Fold::RuntimeShape || n.fold == Fold::DataShape) {
+      out[i] = n.fold == Fold::RuntimeShape ? Placement::RuntimeShape : Placement::DataShape;
       continue;
     }
     if (!n.domain.empty()) continue;
@@ -105,6 +106,7 @@ Summary summarize(const ModelFacts& facts, const std::vector<Placement>& placeme
       case Placement::Folded: ++s.folded; break;
       case Placement::Unknown: ++s.unknown; break;
       case Placement::RuntimeShape: ++s.runtime_shape; break;
+      case Placement::DataShape: ++s.data_shape; break;
       case Placement::NoCompile: ++s.no_compile; break;
     }
   }

@@ -20,7 +20,7 @@ seconds=$2
 here=$(cd "$(dirname "$0")" && pwd)
 passed=0
 failed=0
-for target in fuzz_model fuzz_rules fuzz_fix fuzz_shape_values fuzz_compile_log fuzz_hb_config fuzz_source_location fuzz_ignore_file fuzz_skeleton_reads; do
+for target in fuzz_model fuzz_rules fuzz_fix fuzz_shape_values fuzz_const_fold fuzz_compile_log fuzz_hb_config fuzz_source_location fuzz_ignore_file fuzz_skeleton_reads; do
   exe=""
   for candidate in "$build/$target" "$build/fuzz/$target"; do
     if [ -x "$candidate" ]; then exe=$candidate; break; fi

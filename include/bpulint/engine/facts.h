@@ -121,6 +121,7 @@ enum class Fold : uint8_t {
   None,          // placed by its op class and rules
   Constant,      // every input is known before runtime: constant-folded away
   RuntimeShape,  // shape arithmetic on a dynamic dim: stays in the graph until the input is pinned
+  DataShape,     // shape arithmetic on a shape that depends on tensor data (NonZero, a data-dependent TopK k)
 };
 
 struct NodeFacts {

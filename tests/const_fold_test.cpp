@@ -1,0 +1,167 @@
+// The constant folder as the fact walk uses it: chains torch exports write
+// fold to constants, so the shapes after them are known; forms newer than the
+// ONNX library keep inference going; the bounds hold. Each kernel's values
+// are proven against ONNX Runtime in tests/fold (fold_oracle_onnxruntime).
+#include <doctest/doctest.h>
+
+#include "bpulint/engine/facts.h"
+#include "test_util.h"
+
+using namespace bpulint;
+using namespace bpulint::test;
+
+namespace {
+
+struct Walked {
+  std::unique_ptr<LoadedModel> loaded = std::make_unique<LoadedModel>();
+  ModelFacts facts;
+};
+
+Walked walk(const std::string& text) {
+  TempDir dir;
+  Walked w;
+  std::string error;
+  REQUIRE(load_model(save_model(dir, "m.onnx", model_from_text(text)), *w.loaded, error));
+  REQUIRE(extract_facts(*w.loaded, {}, w.facts, error));
+  return w;
+}
+
+const NodeFacts& node(const Walked& w, const std::string& op) {
+  for (const auto& n : w.facts.nodes) {
+    if (n.op_type == op) return n;
+  }
+  FAIL("no " << op << " node");
+  throw;
+}
+
+std::string dims(const TensorFacts& t) {
+  if (t.type == nullptr || !t.type->has_tensor_type() || !t.type->tensor_type().has_shape()) return "?";
+  std::string s;
+  for (const auto& d : t.type->tensor_type().shape().dim()) {
+    s += (s.empty() ? "" : "x") + (d.has_dim_value() ? std::to_string(d.dim_value()) : std::string("?"));
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("torch's F.pad with tensor pads folds, and the Pad's output shape is known") {
+  // torch.onnx writes every F.pad with tensor pads as Reshape([-1, 2]) -> Slice(step -1) ->
+  // Transpose -> Reshape(-1) -> Cast: a rank-2 value, a negative step, a transpose.
+  const auto w = walk(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,3,5,6] X) => (float[1,3,6,9] Y) {
+  p = Constant <value = int64[8] {0, 3, 0, 1, 0, 0, 0, 0}> ()
+  m = Constant <value = int64[2] {-1, 2}> ()
+  a = Reshape (p, m)
+  s = Constant <value = int64[1] {-1}> ()
+  e = Constant <value = int64[1] {-9223372036854775807}> ()
+  ax = Constant <value = int64[1] {0}> ()
+  b = Slice (a, s, e, ax, s)
+  c = Transpose <perm = [1, 0]> (b)
+  f = Constant <value = int64[1] {-1}> ()
+  d = Reshape (c, f)
+  pads = Cast <to = 7> (d)
+  Y = Pad <mode = "reflect"> (X, pads)
+}
+)");
+  const NodeFacts& pad = node(w, "Pad");
+  CHECK(pad.inputs[1].is_const);
+  CHECK(dims(pad.outputs[0]) == "1x3x6x9");
+  CHECK(node(w, "Transpose").fold == Fold::Constant);
+  for (const auto& n : w.facts.nodes) CHECK_MESSAGE(n.fold != Fold::RuntimeShape, n.op_type);
+}
+
+TEST_CASE("a Resize's sizes computed through ReduceMin, Reciprocal, Min, Mul and Floor on floats fold") {
+  // fcos computes its image resize like this: scale = min(800 / min(hw), 1333 / max(hw)).
+  const auto w = walk(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,3,427,640] X) => (float[1,3,?,?] Y) {
+  hw = Constant <value = float[2] {427.0, 640.0}> ()
+  target = Constant <value = float {800.0}> ()
+  maxsize = Constant <value = float {1333.0}> ()
+  mn = ReduceMin <keepdims = 0> (hw)
+  mx = ReduceMax <keepdims = 0> (hw)
+  rmn = Reciprocal (mn)
+  s1 = Mul (target, rmn)
+  s2 = Div (maxsize, mx)
+  sc = Min (s1, s2)
+  scaled = Mul (hw, sc)
+  fl = Floor (scaled)
+  hw2 = Cast <to = 7> (fl)
+  nc = Constant <value = int64[2] {1, 3}> ()
+  sizes = Concat <axis = 0> (nc, hw2)
+  Y = Resize <mode = "linear"> (X, , , sizes)
+}
+)");
+  CHECK(dims(node(w, "Resize").outputs[0]) == "1x3x800x1199");
+}
+
+TEST_CASE("opset-18 Reduce* (axes as an input) and opset-20 Gelu keep their output shapes") {
+  const auto w = walk(R"(
+<ir_version: 9, opset_import: ["" : 20]>
+g (float[1,8,4,4] X) => (float[1,8,1,1] Y) {
+  g1 = Gelu (X)
+  axes = Constant <value = int64[2] {2, 3}> ()
+  Y = ReduceMean <keepdims = 1> (g1, axes)
+}
+)");
+  CHECK(dims(node(w, "Gelu").outputs[0]) == "1x8x4x4");
+  CHECK(dims(node(w, "ReduceMean").outputs[0]) == "1x8x1x1");
+}
+
+TEST_CASE("the folder stays within its bounds: a constant too large is not computed, its shape still is") {
+  const auto w = walk(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1] X) => (float[1] Y) {
+  shape = Constant <value = int64[2] {1024, 1024}> ()
+  big = ConstantOfShape (shape)
+  r = ReduceSum <keepdims = 0> (big)
+  Y = Add (X, r)
+}
+)");
+  const NodeFacts& big = node(w, "ConstantOfShape");
+  CHECK(big.outputs[0].data == nullptr);  // 1M elements: over kMaxFoldElements
+  CHECK(dims(big.outputs[0]) == "1024x1024");
+  CHECK(big.fold == Fold::Constant);       // still a constant to the toolchain
+  CHECK(node(w, "ReduceSum").outputs[0].data == nullptr);
+}
+
+TEST_CASE("a result the runtime leaves undefined is not folded: integer division by zero") {
+  const auto w = walk(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,2] X) => (float[?,?] Y) {
+  a = Constant <value = int64[2] {4, 4}> ()
+  b = Constant <value = int64[2] {2, 0}> ()
+  d = Div (a, b)
+  Y = Reshape (X, d)
+}
+)");
+  CHECK(node(w, "Div").outputs[0].data == nullptr);
+}
+
+TEST_CASE("shape arithmetic on a data-dependent shape is its own kind, never 'runtime shape' (which pinning fixes)") {
+  // fcos's post-processing: TopK's k is min(1000, the number of NonZero's hits).
+  const auto w = walk(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,100] X) => (float[?] V, int64[?] I) {
+  z = Constant <value = float {0.5}> ()
+  hit = Greater (X, z)
+  nz = NonZero (hit)
+  s = Shape (nz)
+  one = Constant <value = int64[1] {1}> ()
+  two = Constant <value = int64[1] {2}> ()
+  n = Slice (s, one, two)
+  cap = Constant <value = int64[1] {1000}> ()
+  both = Concat <axis = 0> (cap, n)
+  k = ReduceMin <keepdims = 1> (both)
+  flat = Constant <value = int64[1] {-1}> ()
+  xf = Reshape (X, flat)
+  V, I = TopK (xf, k)
+}
+)");
+  CHECK(node(w, "Shape").fold == Fold::DataShape);
+  CHECK(node(w, "ReduceMin").fold == Fold::DataShape);
+  CHECK_FALSE(node(w, "TopK").inputs[1].is_const);
+  CHECK_FALSE(node(w, "TopK").inputs[1].shape_derived);  // pinning an input changes nothing
+}
