@@ -277,6 +277,7 @@ class Summary:
     folded_nodes: int
     unknown_nodes: int
     runtime_shape_nodes: int
+    data_shape_nodes: int
     no_compile_nodes: int
     cpu_islands: int
     errors: int
@@ -291,13 +292,13 @@ class Summary:
         _object(d, at,
             (
                 "nodes", "bpu_nodes", "cpu_nodes", "folded_nodes", "unknown_nodes",
-                "runtime_shape_nodes", "no_compile_nodes", "cpu_islands", "errors", "warnings",
-                "notes", "unverified", "waived", "baselined",
+                "runtime_shape_nodes", "data_shape_nodes", "no_compile_nodes", "cpu_islands",
+                "errors", "warnings", "notes", "unverified", "waived", "baselined",
             ),
             (
                 "nodes", "bpu_nodes", "cpu_nodes", "folded_nodes", "unknown_nodes",
-                "runtime_shape_nodes", "no_compile_nodes", "cpu_islands", "errors", "warnings",
-                "notes", "unverified", "waived", "baselined",
+                "runtime_shape_nodes", "data_shape_nodes", "no_compile_nodes", "cpu_islands",
+                "errors", "warnings", "notes", "unverified", "waived", "baselined",
             ),
         )
         return cls(
@@ -307,6 +308,7 @@ class Summary:
             folded_nodes=_get(d, "folded_nodes", at, _integer(minimum=0)),
             unknown_nodes=_get(d, "unknown_nodes", at, _integer(minimum=0)),
             runtime_shape_nodes=_get(d, "runtime_shape_nodes", at, _integer(minimum=0)),
+            data_shape_nodes=_get(d, "data_shape_nodes", at, _integer(minimum=0)),
             no_compile_nodes=_get(d, "no_compile_nodes", at, _integer(minimum=0)),
             cpu_islands=_get(d, "cpu_islands", at, _integer(minimum=0)),
             errors=_get(d, "errors", at, _integer(minimum=0)),

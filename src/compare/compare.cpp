@@ -372,6 +372,7 @@ Comparison compare_placement(const ModelReport& report, const CompileLog& log) {
         break;
       case Placement::Unknown:
       case Placement::RuntimeShape:
+      case Placement::DataShape:
         c.unknown.push_back(std::move(nc));
         break;
     }

@@ -154,6 +154,7 @@ void render_compare_text(std::ostream& out, const CompareView& v) {
     node_heading(out, v, "unknown", n);
     out << "    bpu-lint cannot place " << printable_text(node_of(v, n).op_type) << " on " << v.platform->name
         << (n.predicted == Placement::RuntimeShape ? " (shape arithmetic on a dynamic dim: pin the input with --input-shape)"
+            : n.predicted == Placement::DataShape  ? " (shape arithmetic on a shape that depends on tensor data)"
                                                    : ": classify the op in a rule file (ops: - class: ...)")
         << "\n";
   }

@@ -12,7 +12,8 @@ std::string summary_comment(const ModelReport& r) {
   const Summary& s = r.summary;
   return std::to_string(s.nodes) + " nodes: " + std::to_string(s.bpu) + " on BPU, " + std::to_string(s.cpu) +
          " on CPU, " + std::to_string(s.folded) + " folded, " + std::to_string(s.unknown) + " unknown, " +
-         std::to_string(s.runtime_shape) + " runtime shape, " + std::to_string(s.no_compile) + " will not compile; " +
+         std::to_string(s.runtime_shape) + " runtime shape, " +
+         std::to_string(s.data_shape) + " data-dependent shape, " + std::to_string(s.no_compile) + " will not compile; " +
          std::to_string(s.cpu_islands) + " CPU islands; " + std::to_string(s.errors) + " errors, " +
          std::to_string(s.warnings) + " warnings, " + std::to_string(s.notes) + " notes";
 }
@@ -20,7 +21,7 @@ std::string summary_comment(const ModelReport& r) {
 std::string legend_comment() {
   std::string s = "// fill colours:";
   for (Placement p : {Placement::Bpu, Placement::Cpu, Placement::Folded, Placement::Unknown, Placement::RuntimeShape,
-                      Placement::NoCompile}) {
+                      Placement::DataShape, Placement::NoCompile}) {
     s += std::string(" ") + placement_style(p).label + " " + placement_style(p).fill + ";";
   }
   return s + " dashed red clusters: CPU islands; thick borders: nodes with findings (error " +

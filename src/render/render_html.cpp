@@ -30,8 +30,9 @@ constexpr size_t kPlanRowsShown = 200;
 // Before/after pictures of --fix results per model (each is a Graphviz layout).
 constexpr size_t kFixPicturesShown = 20;
 
-constexpr Placement kPlacements[] = {Placement::Bpu,     Placement::Cpu,          Placement::Folded,
-                                     Placement::Unknown, Placement::RuntimeShape, Placement::NoCompile};
+constexpr Placement kPlacements[] = {Placement::Bpu,          Placement::Cpu,       Placement::Folded,
+                                     Placement::Unknown,      Placement::RuntimeShape, Placement::DataShape,
+                                     Placement::NoCompile};
 
 std::string esc(std::string_view s) { return html_escape(s); }
 
@@ -452,6 +453,7 @@ class HtmlReport {
       case Placement::Folded: return s.folded;
       case Placement::Unknown: return s.unknown;
       case Placement::RuntimeShape: return s.runtime_shape;
+      case Placement::DataShape: return s.data_shape;
       case Placement::NoCompile: return s.no_compile;
     }
     return 0;

@@ -81,7 +81,8 @@ void write_summary(JsonWriter& w, const ModelReport& r) {
   const Summary& s = r.summary;
   w.begin_object();
   w.member("nodes", s.nodes).member("bpu_nodes", s.bpu).member("cpu_nodes", s.cpu);
-  w.member("folded_nodes", s.folded).member("unknown_nodes", s.unknown).member("runtime_shape_nodes", s.runtime_shape);
+  w.member("folded_nodes", s.folded).member("unknown_nodes", s.unknown).member("runtime_shape_nodes", s.runtime_shape)
+      .member("data_shape_nodes", s.data_shape);
   w.member("no_compile_nodes", s.no_compile);
   w.member("cpu_islands", s.cpu_islands);
   w.member("errors", s.errors).member("warnings", s.warnings).member("notes", s.notes).member("unverified", s.unverified);

@@ -525,6 +525,7 @@ const PlacementStyle& placement_style(Placement p) {
       {"#fdf0c2", "#b8860b", "#4d3800", "unknown"},
       {"#e4e0fb", "#6a5acd", "#2b2163", "runtime shape"},
       {"#3b3f45", "#111315", "#ffffff", "will not compile"},
+      {"#dceefb", "#4682b4", "#173a57", "data-dependent shape"},
   };
   return styles[static_cast<size_t>(p)];
 }

@@ -15,6 +15,10 @@ std::vector<SummaryPart> placement_parts(const Summary& s) {
   if (s.runtime_shape > 0) {
     parts.push_back({K::Placement, s.runtime_shape, plural(s.runtime_shape, "runtime shape op", "runtime shape ops")});
   }
+  if (s.data_shape > 0) {
+    parts.push_back({K::Placement, s.data_shape,
+                     plural(s.data_shape, "data-dependent shape op", "data-dependent shape ops")});
+  }
   if (s.no_compile > 0) parts.push_back({K::Placement, s.no_compile, "will not compile"});
   return parts;
 }

@@ -15,7 +15,7 @@ namespace bpulint {
 // once the input is pinned, and is neither a BPU nor a CPU op before that.
 // NoCompile: an error-level compile_error rule fails on the node: the model
 // does not compile, so the node runs nowhere.
-enum class Placement { Bpu, Cpu, Folded, Unknown, RuntimeShape, NoCompile };
+enum class Placement { Bpu, Cpu, Folded, Unknown, RuntimeShape, NoCompile, DataShape };
 const char* placement_name(Placement p);
 
 struct Summary {
@@ -25,6 +25,7 @@ struct Summary {
   size_t folded = 0;
   size_t unknown = 0;
   size_t runtime_shape = 0;  // shape arithmetic on dynamic dims
+  size_t data_shape = 0;     // shape arithmetic on data-dependent shapes (NonZero, ...)
   size_t no_compile = 0;     // nodes that will not compile
   size_t cpu_islands = 0;
   size_t errors = 0;
