@@ -73,6 +73,11 @@ const std::vector<Expected> kTable = {
     {"qat_upsample_static", {}, 1, 1, 0, 0, 7, 0, 1, {"BPU0001", "BPU1102"}},
     {"qat_upsample_dynamic", {}, 1, 2, 0, 0, 7, 0, 1, {"BPU0001", "BPU1102", "BPU9005"}},
     {"qat_upsample_dynamic", {"voxels=1x8x3x4x5"}, 1, 1, 0, 0, 7, 0, 1, {"BPU0001", "BPU1102"}},
+    // torch's FakeQuantize: the two Identity aliases of the zero point and the weight's pair fold.
+    {"qat_fakequant_opset13", {}, 1, 1, 0, 0, 4, 0, 1, {"BPU0001", "BPU1102"}},
+    {"qat_fakequant_opset17", {}, 1, 1, 0, 0, 4, 0, 1, {"BPU0001", "BPU1102"}},
+    // A scale computed from the weight: seven Constants, Abs/ReduceMax/Div/Clip and the weight's pair fold.
+    {"qat_computed_scale", {}, 1, 1, 0, 0, 13, 0, 1, {"BPU0001", "BPU1102"}},
 };
 
 }  // namespace
