@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "test_util.h"
@@ -72,6 +73,11 @@ const std::vector<Expected> kTable = {
     {"qat_upsample_static", {}, 1, 1, 0, 0, 7, 0, 1, {"BPU0001", "BPU1102"}},
     {"qat_upsample_dynamic", {}, 1, 2, 0, 0, 7, 0, 1, {"BPU0001", "BPU1102", "BPU9005"}},
     {"qat_upsample_dynamic", {"voxels=1x8x3x4x5"}, 1, 1, 0, 0, 7, 0, 1, {"BPU0001", "BPU1102"}},
+    // torch's FakeQuantize: the two Identity aliases of the zero point and the weight's pair fold.
+    {"qat_fakequant_opset13", {}, 1, 1, 0, 0, 4, 0, 1, {"BPU0001", "BPU1102"}},
+    {"qat_fakequant_opset17", {}, 1, 1, 0, 0, 4, 0, 1, {"BPU0001", "BPU1102"}},
+    // A scale computed from the weight: seven Constants, Abs/ReduceMax/Div/Clip and the weight's pair fold.
+    {"qat_computed_scale", {}, 1, 1, 0, 0, 13, 0, 1, {"BPU0001", "BPU1102"}},
 };
 
 }  // namespace
@@ -255,6 +261,102 @@ TEST_CASE("real exports: a QAT layer is fixed in the quantised domain and keeps 
     CHECK(dequantize == 3);
     CHECK_FALSE(weight.empty());
   }
+}
+
+namespace {
+
+// What the fix of a fake-quant export left: op counts, and the names of nodes and initializers.
+struct FixedGraph {
+  std::map<std::string, int> ops;
+  std::set<std::string> nodes, initializers;
+  onnx::NodeProto weight_dequantize;  // the rewrite's, by name; empty op_type when absent
+};
+
+FixedGraph fixed_graph(const std::string& path) {
+  FixedGraph g;
+  LoadedModel fixed;
+  std::string error;
+  REQUIRE(load_model(path, fixed, error));
+  for (const auto& n : fixed.model->graph().node()) {
+    ++g.ops[n.op_type()];
+    g.nodes.insert(n.name());
+    if (n.op_type() == "DequantizeLinear" && n.name() == "/up/ConvTranspose_fix_dequantize_weight") g.weight_dequantize = n;
+  }
+  for (const auto& t : fixed.model->graph().initializer()) g.initializers.insert(t.name());
+  return g;
+}
+
+// --fix with each strategy on a fake-quant export: one layer rewritten, proven, no CPU node and
+// no ConvTranspose finding after; the weight's old QuantizeLinear/DequantizeLinear and the nodes
+// that computed its scale and zero point for them alone are gone, with the old weight; the new
+// per-tensor pair reads the rewrite's own scale and zero point initializers.
+void check_fake_quant_fix(const std::string& name, const std::string& scale, const std::string& zero_point,
+                          const std::vector<std::string>& gone) {
+  int exit_code = -1;
+  const json before = lint_json(exported(name), {}, exit_code);
+  CHECK(exit_code == 1);
+  size_t layer_findings = 0;
+  for (const auto& d : before["models"][0]["diagnostics"]) {
+    if (d["rule"] != "BPU1102") continue;
+    ++layer_findings;
+    CHECK(d["fix_blocked"].is_null());
+    CHECK(d["fixes"][0]["id"] == "convtranspose2d");
+    CHECK(d["fixes"][0]["recommended"] == true);
+  }
+  CHECK(layer_findings == 1);
+  for (const std::string strategy : {"convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps"}) {
+    INFO(strategy);
+    TempDir dir;
+    const CommandResult fix = run_bpu_lint({exported(name), "--fix", "--fix-strategy", strategy, "--fixed-model",
+                                            dir.path("fixed.onnx")});
+    INFO(fix.out << fix.err);
+    CHECK(fix.exit_code == 0);
+    CHECK(count(fix.out, "fixed with " + strategy + ";") == 1);
+    const json after = lint_json(dir.path("fixed.onnx"), {}, exit_code);
+    CHECK(exit_code == 0);
+    CHECK(after["models"][0]["summary"]["cpu_nodes"] == 0);
+    const FixedGraph g = fixed_graph(dir.path("fixed.onnx"));
+    CHECK(g.ops.count("ConvTranspose") == (strategy == "conv3d-1x1x1" ? 0u : 1u));
+    // The activation pairs stay, the weight's pair is the rewrite's.
+    CHECK(g.ops.at("QuantizeLinear") == 3);
+    CHECK(g.ops.at("DequantizeLinear") == 3);
+    REQUIRE(g.weight_dequantize.input_size() == 3);
+    CHECK(g.weight_dequantize.attribute_size() == 0);  // per tensor: no axis
+    CHECK(g.weight_dequantize.input(1) == scale + "_fix_" + strategy);
+    CHECK(g.weight_dequantize.input(2) == zero_point + "_fix_" + strategy);
+    CHECK(g.initializers.count(scale + "_fix_" + strategy) == 1);
+    CHECK(g.initializers.count(zero_point + "_fix_" + strategy) == 1);
+    CHECK(g.initializers.count("up.weight") == 0);
+    for (const auto& n : gone) CHECK_MESSAGE(g.nodes.count(n) == 0, n);
+  }
+}
+
+}  // namespace
+
+// torch.ao.quantization's FakeQuantize (per-tensor symmetric qint8) on the input, the weight and
+// the output: torch.onnx keeps one int8 0 and aliases the weight's and the output's zero points to
+// it through Identity; the scales are [1] buffers. Folded today: Identity of an integer initializer.
+TEST_CASE("real exports: torch's FakeQuantize ConvTranspose3d is fixed, its zero point read through Identity") {
+  for (const char* name : {"qat_fakequant_opset13", "qat_fakequant_opset17"}) {
+    INFO(name);
+    check_fake_quant_fix(name, "up.weight_fake_quant.scale", "onnx::QuantizeLinear_35",
+                         {"/up/weight_fake_quant/QuantizeLinear", "/up/weight_fake_quant/DequantizeLinear", "Identity_1"});
+    // The output's alias of the same zero point is not the weight's: it stays.
+    TempDir dir;
+    const CommandResult fix = run_bpu_lint({exported(name), "--fix", "--fixed-model", dir.path("fixed.onnx")});
+    const FixedGraph g = fixed_graph(dir.path("fixed.onnx"));
+    CHECK(g.nodes.count("Identity_0") == 1);
+    CHECK(g.initializers.count("onnx::QuantizeLinear_34") == 1);
+  }
+}
+
+// A hand-written fake quant whose scale is max|w| / 127 computed in forward: Abs -> ReduceMax ->
+// Div -> Clip on the weight initializer. NEEDS the constant folder (TensorFacts::data of a float
+// chain): until it lands, the layer is refused with "a constant whose value bpu-lint does not compute".
+TEST_CASE("real exports: a weight fake quant whose scale is computed from the weight is fixed (needs constant folding)") {
+  check_fake_quant_fix("qat_computed_scale", "/up/Clip_output_0", "/up/Constant_2_output_0",
+                       {"/up/QuantizeLinear", "/up/DequantizeLinear", "/up/Abs", "/up/ReduceMax", "/up/Div", "/up/Clip",
+                        "/up/Constant", "/up/Constant_1", "/up/Constant_2"});
 }
 
 TEST_CASE("a missing shape names the input to pin, after the real blocker") {

@@ -158,7 +158,7 @@ TEST_CASE("pytorch_snippet names the layer and its constructor") {
   CHECK(s.find("    layers.append((\"deblock_seg_v2.0\", ConvTranspose3dAsConvTranspose2d, dict(in_channels=128, "
                "out_channels=64, kernel_size=(5, 2, 2), stride=(5, 2, 2), padding=(0, 0, 0), output_padding=(0, 0, 0), "
                "dilation=(1, 1, 1), groups=1, bias=True)))\n") != std::string::npos);
-  CHECK(s.find("    return _bpu_lint_swap(model, layers)\n") != std::string::npos);
+  CHECK(s.find("    return _bpu_lint_swap(model, layers, not_replaced)\n") != std::string::npos);
   CHECK(s.find("def apply_bpu_lint_fixes(model: nn.Module) -> nn.Module:") != std::string::npos);
   CHECK(s.find("WARNING") == std::string::npos);
   CHECK(s.find("note:") == std::string::npos);
@@ -184,7 +184,7 @@ TEST_CASE("pytorch_snippet names the layer and its constructor") {
     }
     // Each helper defined once; the swap is all or nothing.
     const std::string t = pytorch_snippet("convtranspose2d", p, "up");
-    CHECK(count(t, "def _bpu_lint_swap(model, layers):") == 1);
+    CHECK(count(t, "def _bpu_lint_swap(model, layers, not_replaced=()):") == 1);
     CHECK(count(t, "def _bpu_lint_resolve(model, path, cls, exported):") == 1);
     CHECK(t.find("raise LookupError(\"apply_bpu_lint_fixes: model left unchanged;") != std::string::npos);
   }
@@ -262,6 +262,15 @@ TEST_CASE("pytorch_snippet_file: a flagged layer without a replacement gets a co
   CHECK(s.find("\nimport os") == std::string::npos);  // model text never leaves the comment
   CHECK(s.find("layers.append((\"dec.0\", ConvTranspose3dAsConvTranspose2d, ") != std::string::npos);
   CHECK(s.find("(\"dec.1\"") == std::string::npos);
+  // Named in the function's not_replaced list, as string literals the model text cannot end.
+  CHECK(s.find("    not_replaced.append((\"dec.1 (ONNX node '/dec/dec.1/ConvTranspose??os.system('x')')\", "
+               "\"D axis overlaps (kernel 3 != stride 2)?import os  # from the model\"))\n") != std::string::npos);
+  SnippetLayer quoted{"", ct3d(8, 4, {2, 2, 2}, {2, 2, 2}), ""};
+  quoted.not_replaced = "a \"quote\" and a \\";
+  quoted.onnx_name = "n\"\\";
+  const std::string q = pytorch_snippet_file({quoted});
+  CHECK(q.find("    not_replaced.append((\"(unknown module path) (ONNX node 'n\\\"\\\\')\", "
+               "\"a \\\"quote\\\" and a \\\\\"))\n") != std::string::npos);
 }
 
 TEST_CASE("generated PyTorch modules match nn.ConvTranspose3d (check_snippet.py)") {
@@ -371,4 +380,16 @@ TEST_CASE("--pytorch-snippet on real exports: a layer called twice, ModuleList, 
           std::string::npos);
   }
   CHECK(output.find("PASS bad path: decoder.1 missing, decoder.0 left as it was") != std::string::npos);
+  // A QAT layer (forward() fake-quantises its weight) and an F.conv_transpose3d call are never
+  // swapped for a float module nor counted as written: named on the CLI and in apply's warning.
+  for (const char* name : {"qat_and_float", "functional_and_float"}) {
+    CAPTURE(name);
+    CHECK(output.find("PASS " + std::string(name) + ": the CLI names the refused layer and counts 1 layer written") !=
+          std::string::npos);
+    CHECK(output.find("PASS " + std::string(name) + ": apply replaces the float layer, keeps the refused one") !=
+          std::string::npos);
+  }
+  CHECK(output.find("PASS functional_only: no snippet written, the layer named as not replaced") != std::string::npos);
+  CHECK(output.find("PASS a QAT layer where the snippet expects a float one: refused by name, untouched") !=
+        std::string::npos);
 }

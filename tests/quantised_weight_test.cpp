@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include "bpulint/fix/fix_apply.h"
 #include "bpulint/fix/fix_proof.h"
 #include "bpulint/fix/fixes.h"
 #include "bpulint/fix/quantised_weight.h"
 #include "bpulint/fix/reference_kernels.h"
+#include "bpulint/model/tensor_values.h"
 #include "ct3d_model.h"
 #include "test_util.h"
 
@@ -313,7 +315,7 @@ TEST_CASE("dequantising follows ONNX: round half to even, saturate, per channel"
   const onnx::TensorProto zp = make("z", onnx::TensorProto::INT8, {2}, {0, -1});
   onnx::NodeProto qn = node("QuantizeLinear", "q", {"w", "s", "z"}, "wq", 1);
   onnx::NodeProto dqn = node("DequantizeLinear", "dq", {"wq", "s", "z"}, "wd", 1);
-  QuantisedWeight q{&dqn, &qn, &w, &scale, &zp, 1};
+  QuantisedWeight q{&dqn, &qn, &w, &scale, &zp, 1, "s", "z"};
   const TensorBytesReader inline_bytes = [](const onnx::TensorProto& t, std::string& bytes, std::string& e) {
     bytes.clear();
     for (float v : t.float_data()) bytes.append(reinterpret_cast<const char*>(&v), 4);
@@ -331,25 +333,146 @@ TEST_CASE("dequantising follows ONNX: round half to even, saturate, per channel"
   CHECK(out.data == expected);
   // An integer constant: (q - zero point) * scale.
   const onnx::TensorProto ints = make("wi", onnx::TensorProto::INT8, {1, 2, 1, 1, 4}, {-128, -1, 0, 127, -128, -1, 0, 127});
-  QuantisedWeight dq{&dqn, nullptr, &ints, &scale, &zp, 1};
+  QuantisedWeight dq{&dqn, nullptr, &ints, &scale, &zp, 1, "s", "z"};
   REQUIRE(dequantised_weight(dq, inline_bytes, out, error));
   CHECK(out.data == std::vector<float>{-64.0f, -0.5f, 0.0f, 63.5f, -254.0f, 0.0f, 2.0f, 256.0f});
 }
 
 TEST_CASE("a DequantizeLinear weight the rewrites cannot carry still says why") {
-  // The weight's scale comes from a node (not an initializer): --fix leaves the layer.
+  // The weight's scale is a graph input: no constant, so --fix leaves the layer.
   onnx::ModelProto m = qdq_model({false, 1, onnx::TensorProto::INT8, false, 1});
   auto* g = m.mutable_graph();
   for (auto& n : *g->mutable_node()) {
-    if (n.name() == "w_dequant") n.set_input(1, "w_scale_computed");
+    if (n.name() == "w_dequant") n.set_input(1, "w_scale_in");
   }
-  onnx::NodeProto ident = node("Identity", "scale_copy", {"w_scale"}, "w_scale_computed");
-  *g->add_node() = ident;
-  for (int i = g->node_size() - 1; i > 0; --i) g->mutable_node()->SwapElements(i, i - 1);  // first in the graph
+  auto* in = g->add_input();
+  in->set_name("w_scale_in");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(6);
   TempDir dir;
   const ModelReport r = lint_model(save_model(dir, "m.onnx", m), platform("j6p"), {});
   REQUIRE(r.ok);
   REQUIRE(r.fix_plans.size() == 1);
   CHECK(r.fix_plans[0].fix_blocked() ==
-        "its weight 'W' is DequantizeLinear whose scale or zero point is not an initializer; --fix cannot rewrite it");
+        "its weight 'W' is DequantizeLinear whose scale 'w_scale_in' is not a constant (a graph input, or computed "
+        "from one); --fix cannot rewrite it");
+}
+
+namespace {
+
+// The fake-quant per-tensor int8 model with its weight's scale and zero point reached through
+// nodes, as real exports write them. QuantizeLinear and DequantizeLinear read the zero point
+// through two Identity aliases (torch's), the scale through `scale_via`:
+//   "constant": a Constant node; "identity": Identity(w_scale) (a float chain: needs the folder).
+// QuantizeLinear's zero point is Neg(Neg(Identity(w_zp))): a chain of several nodes that goes
+// with the old QDQ; with `abs_zero_point`, Abs(Neg(Identity(w_zp))), which differs from the
+// DequantizeLinear's (-2): the pair is then not one fake quant.
+onnx::ModelProto computed_params_model(const std::string& scale_via, bool abs_zero_point = false) {
+  onnx::ModelProto m = qdq_model({true, -1, onnx::TensorProto::INT8, true, 1});
+  auto* g = m.mutable_graph();
+  onnx::TensorProto scale;
+  for (int i = 0; i < g->initializer_size(); ++i) {
+    if (g->initializer(i).name() == "w_scale") scale = g->initializer(i);
+  }
+  std::vector<onnx::NodeProto> params;
+  if (scale_via == "constant") {
+    for (int i = 0; i < g->initializer_size(); ++i) {
+      if (g->initializer(i).name() == "w_scale") g->mutable_initializer()->DeleteSubrange(i, 1);
+    }
+    onnx::NodeProto c = node("Constant", "scale_constant", {}, "w_scale_c");
+    auto* a = c.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = scale;
+    a->mutable_t()->clear_name();
+    params.push_back(c);
+  } else {
+    params.push_back(node("Identity", "scale_alias", {"w_scale"}, "w_scale_c"));
+  }
+  params.push_back(node("Identity", "zp_alias_q", {"w_zp"}, "w_zp_q_alias"));
+  params.push_back(node("Neg", "zp_neg_q", {"w_zp_q_alias"}, "w_zp_q_neg"));
+  params.push_back(node(abs_zero_point ? "Abs" : "Neg", "zp_neg_neg_q", {"w_zp_q_neg"}, "w_zp_q"));
+  params.push_back(node("Identity", "zp_alias_dq", {"w_zp"}, "w_zp_dq"));
+  for (auto& n : *g->mutable_node()) {
+    if (n.name() == "w_quant" || n.name() == "w_dequant") {
+      n.set_input(1, "w_scale_c");
+      n.set_input(2, n.name() == "w_quant" ? "w_zp_q" : "w_zp_dq");
+    }
+  }
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (auto& n : params) *nodes.Add() = n;
+  for (auto& n : g->node()) *nodes.Add() = n;
+  g->mutable_node()->Swap(&nodes);
+  return m;
+}
+
+void check_computed_params_fixed(const std::string& scale_via) {
+  for (const std::string strategy : {"convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps"}) {
+    INFO(scale_via << " " << strategy);
+    TempDir dir;
+    const std::string path = save_model(dir, "q.onnx", computed_params_model(scale_via));
+    const ModelReport r = lint_model(path, platform("j6p"), {});
+    REQUIRE(r.ok);
+    REQUIRE(r.fix_plans.size() == 1);
+    CHECK(r.fix_plans[0].fix_blocked().empty());
+    const std::string out = dir.path("q.fixed.onnx");
+    const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, strategy, out);
+    INFO(run.error << " / " << (run.results.empty() ? "" : run.results[0].reason));
+    REQUIRE(run.results.size() == 1);
+    REQUIRE(run.results[0].applied);
+    REQUIRE(run.written);
+    CHECK(run.results[0].max_abs_error <= 1e-5);
+    const ModelReport fixed = lint_model(out, platform("j6p"), {});
+    REQUIRE(fixed.ok);
+    CHECK(fixed.fix_plans.empty());
+    const onnx::GraphProto& g = fixed.loaded->model->graph();
+    // The old weight pair and everything that computed its scale and zero point for it alone
+    // are gone, and so are the initializers only they read (w_zp, the weight; w_scale).
+    for (const auto& n : g.node()) {
+      for (const char* gone : {"w_quant", "w_dequant", "scale_constant", "scale_alias", "zp_alias_q", "zp_neg_q",
+                               "zp_neg_neg_q", "zp_alias_dq"}) {
+        CHECK(n.name() != gone);
+      }
+    }
+    CHECK(count_op(g, "QuantizeLinear") == 3);
+    CHECK(count_op(g, "DequantizeLinear") == 3);
+    std::set<std::string> initializers;
+    for (const auto& t : g.initializer()) initializers.insert(t.name());
+    CHECK(initializers.count("W_float") == 0);
+    CHECK(initializers.count("w_zp") == 0);
+    CHECK(initializers.count("w_scale") == 0);
+    // The rewrite's own scale and zero point, named after the old DequantizeLinear's inputs, hold
+    // the folded values: scalars, as the old ones.
+    CHECK(initializers.count("w_scale_c_fix_" + strategy) == 1);
+    CHECK(initializers.count("w_zp_dq_fix_" + strategy) == 1);
+    for (const auto& t : g.initializer()) {
+      if (t.name() == "w_scale_c_fix_" + strategy) {
+        CHECK(t.dims_size() == 0);
+        CHECK(t.data_type() == onnx::TensorProto::FLOAT);
+        std::vector<float> v;
+        std::string error;
+        REQUIRE(tensor_values(t, v, error));
+        CHECK(v == std::vector<float>{0.01f});
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a scale from a Constant and zero points through Identity and Neg are constants for --fix") {
+  // Folded today: a Constant's tensor, and integer values through Identity and Neg.
+  check_computed_params_fixed("constant");
+  // QuantizeLinear's zero point folds to 2, DequantizeLinear's to -2: not one fake quant.
+  TempDir dir;
+  const ModelReport r = lint_model(save_model(dir, "q.onnx", computed_params_model("constant", true)), platform("j6p"), {});
+  REQUIRE(r.ok);
+  REQUIRE(r.fix_plans.size() == 1);
+  CHECK(r.fix_plans[0].fix_blocked() ==
+        "its weight 'W' is DequantizeLinear of QuantizeLinear with another scale or zero point; --fix cannot rewrite it");
+}
+
+TEST_CASE("a float scale through Identity is a constant for --fix (needs constant folding)") {
+  // NEEDS the constant folder: TensorFacts::data of Identity(<float initializer>).
+  check_computed_params_fixed("identity");
 }

@@ -8,6 +8,7 @@
 #include "bpulint/model/model_writer.h"
 #include "bpulint/base/output_file.h"
 #include "bpulint/fix/pytorch_snippet.h"
+#include "bpulint/fix/quantised_weight.h"
 
 namespace bpulint {
 
@@ -65,20 +66,59 @@ bool fix_and_relint(ModelRun& m, const RunOptions& o, std::ostream& log, std::os
   return ok;
 }
 
+namespace {
+
+// Why the PyTorch snippet cannot replace a layer that has an ONNX fix; "" when it can.
+std::string snippet_refusal(const ModelReport& r, const NodeFacts& node, const std::string& torch_path) {
+  // torch.onnx names a module's nodes "/<scope>/.../<Op>": no scope means no module was called
+  // (F.conv_transpose3d in some forward(), or a model from another exporter). Nothing to swap.
+  if (torch_path.empty()) {
+    return "the ONNX node name gives no PyTorch module path (the layer is called as F.conv_transpose3d, or the "
+           "model does not come from torch.onnx), so there is no nn.ConvTranspose3d to swap; change the call "
+           "in the source by hand, or fix the ONNX model with --fix";
+  }
+  // A fake-quantised weight (QuantizeLinear -> DequantizeLinear in the export) is computed by the
+  // layer's forward() (a QAT subclass) or around it: the replacement modules run the float layer
+  // and would drop that fake quant, so their outputs would differ from the QAT layer's.
+  QuantisedWeight q;
+  std::string why_not;
+  if (find_quantised_weight(r.facts, node, q, why_not) == WeightForm::Quantised && q.quantize != nullptr) {
+    return "its weight is fake-quantised in the export (QuantizeLinear '" + q.quantize->name() +
+           "' -> DequantizeLinear '" + q.dequantize->name() +
+           "'), which the replacement modules (float layers) would drop; rewrite the QAT layer by hand, or fix "
+           "the ONNX model with --fix, which keeps the fake quant";
+  }
+  return "";
+}
+
+}  // namespace
+
 bool write_pytorch_snippet(std::ostream& log, const ModelReport& r, const std::string& strategy,
                            const std::string& snippet_path, const std::vector<std::string>& inputs) {
   std::vector<SnippetLayer> layers;
   size_t replaced = 0;
+  std::vector<std::string> refused;  // layers with an ONNX fix that the snippet cannot replace: one line each
   for (const auto& plan : r.fix_plans) {
     std::string why_not;
     const FixOption* chosen = choose_fix(plan, strategy, why_not);
     const NodeFacts& node = r.facts.nodes[static_cast<size_t>(plan.node)];
-    layers.push_back({chosen != nullptr ? chosen->id : "", plan.params, torch_module_path(std::string(node.name)),
-                      chosen != nullptr ? "" : why_not, std::string(node.display_name)});
+    const std::string torch_path = torch_module_path(std::string(node.name));
+    if (chosen != nullptr) {
+      why_not = snippet_refusal(r, node, torch_path);
+      if (!why_not.empty()) {
+        refused.push_back(printable_text(r.path) + ": " + node.op_type + " '" + printable_text(std::string(node.display_name)) +
+                          "': not replaced in the PyTorch snippet: " + why_not);
+        chosen = nullptr;
+      }
+    }
+    layers.push_back({chosen != nullptr ? chosen->id : "", plan.params, torch_path, chosen != nullptr ? "" : why_not,
+                      std::string(node.display_name)});
     replaced += chosen != nullptr ? 1 : 0;
   }
+  for (const auto& line : refused) log << line << "\n";
   if (replaced == 0) {
-    log << r.path << ": no layer has an applicable fix; no PyTorch snippet written\n";
+    log << r.path << (refused.empty() ? ": no layer has an applicable fix" : ": no layer can be replaced in PyTorch")
+        << "; no PyTorch snippet written\n";
     return true;
   }
   std::string error;

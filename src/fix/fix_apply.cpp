@@ -136,6 +136,57 @@ struct Planned {
   std::vector<std::string> weight_nodes;   // a quantised weight's old DequantizeLinear, then QuantizeLinear: outputs
 };
 
+bool default_domain(const onnx::NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
+
+bool has_subgraph(const onnx::NodeProto& n) {
+  return std::any_of(n.attribute().begin(), n.attribute().end(), [](const onnx::AttributeProto& a) {
+    return a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS;
+  });
+}
+
+// Removes the nodes of `graph` that wrote a rewritten layer's old weight and
+// that nothing reads any more: its DequantizeLinear and QuantizeLinear, then,
+// through their inputs, what computed their scale and zero point only for
+// them (torch's Identity alias of a shared zero point, a scale computed from
+// the weight by Abs -> ReduceMax -> Div -> Clip, the Constants under them).
+// Only default-domain nodes without subgraphs in the weight's own chain go;
+// a node anything else reads stays. The initializers the removed nodes read
+// are added to `inputs`, for the dead-initializer sweep.
+bool remove_dead_weight_chain(onnx::GraphProto& graph, const std::vector<std::string>& outputs,
+                              std::map<std::string, int>& uses, std::set<std::string>& inputs) {
+  std::unordered_map<std::string, int> writer;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const auto& o : graph.node(i).output()) writer[o] = i;
+  }
+  std::vector<std::string> pending(outputs.begin(), outputs.end());
+  std::set<int> gone;
+  while (!pending.empty()) {
+    const std::string value = std::move(pending.back());
+    pending.pop_back();
+    const auto w = writer.find(value);
+    if (w == writer.end() || gone.count(w->second) != 0) continue;
+    const onnx::NodeProto& n = graph.node(w->second);
+    if (!default_domain(n) || has_subgraph(n) ||
+        std::any_of(n.output().begin(), n.output().end(), [&](const std::string& o) { return !o.empty() && uses[o] != 0; })) {
+      continue;
+    }
+    gone.insert(w->second);
+    for (const auto& i : n.input()) {
+      if (i.empty()) continue;
+      --uses[i];
+      inputs.insert(i);
+      pending.push_back(i);
+    }
+  }
+  if (gone.empty()) return false;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (gone.count(i) == 0) *kept.Add() = std::move(*graph.mutable_node(i));
+  }
+  graph.mutable_node()->Swap(&kept);
+  return true;
+}
+
 std::vector<std::pair<onnx::GraphProto*, Rewrite*>> planned_rewrites(std::vector<Planned>& planned) {
   std::vector<std::pair<onnx::GraphProto*, Rewrite*>> out;
   for (auto& p : planned) out.push_back({p.slot.graph, &p.rewrite});
@@ -256,8 +307,10 @@ FixRun apply_fixes(const LoadedModel& loaded, const ModelFacts& facts_of_model, 
       c.quantised = std::make_unique<QuantisedWeight>(quantised);
       c.in.quantised = c.quantised.get();
       c.weight = find_initializer(slot, quantised.values->name());
-      for (const onnx::TensorProto* t : {quantised.scale, quantised.zero_point}) {
-        if (t != nullptr) c.quantisation.push_back(find_initializer(slot, t->name()));
+      // An initializer scale or zero point goes once nothing reads it; a
+      // computed one (Identity, a constant chain) goes with its dead nodes.
+      for (const std::string* name : {&quantised.scale_name, &quantised.zero_point_name}) {
+        if (!name->empty()) c.quantisation.push_back(find_initializer(slot, *name));
       }
     } else {
       c.weight = find_initializer(slot, node.input(1));
@@ -336,24 +389,27 @@ FixRun apply_fixes(const LoadedModel& loaded, const ModelFacts& facts_of_model, 
     }
   };
   count_uses();
-  // Nor dead nodes: a quantised weight's old DequantizeLinear, then its
-  // QuantizeLinear, go once nothing reads their output.
-  for (size_t step = 0; step < 2; ++step) {
-    bool removed = false;
-    for (const auto& p : planned) {
-      if (step >= p.weight_nodes.size() || uses[p.weight_nodes[step]] != 0) continue;
-      auto* nodes = p.slot.graph->mutable_node();
-      for (int i = 0; i < nodes->size(); ++i) {
-        if (nodes->Get(i).output_size() == 1 && nodes->Get(i).output(0) == p.weight_nodes[step]) {
-          nodes->DeleteSubrange(i, 1);
-          removed = true;
-          break;
-        }
-      }
+  // Nor dead nodes: a quantised weight's old DequantizeLinear and
+  // QuantizeLinear, and what computed their scale and zero point, go once
+  // nothing reads their outputs.
+  std::map<onnx::GraphProto*, std::set<std::string>> chain_inputs;
+  bool removed = false;
+  for (const auto& p : planned) {
+    if (!p.weight_nodes.empty()) {
+      removed |= remove_dead_weight_chain(*p.slot.graph, p.weight_nodes, uses, chain_inputs[p.slot.graph]);
     }
-    if (removed) count_uses();
   }
+  if (removed) count_uses();
   std::map<onnx::GraphProto*, std::set<std::string>> dead;
+  for (auto& [graph, read] : chain_inputs) {
+    const NodeSlot& any = std::find_if(planned.begin(), planned.end(), [g = graph](const Planned& p) {
+                            return p.slot.graph == g;
+                          })->slot;
+    for (const auto& name : read) {
+      const FoundInitializer old = find_initializer(any, name);
+      if (old.tensor != nullptr && uses[name] == 0 && !is_graph_input(*old.graph, name)) dead[old.graph].insert(name);
+    }
+  }
   for (const auto& p : planned) {
     for (const auto& old : p.replaced) {
       if (old.tensor != nullptr && uses[old.tensor->name()] == 0 && !is_graph_input(*old.graph, old.tensor->name())) {

@@ -264,6 +264,16 @@ def _bpu_lint_mismatch(module, cls, exported):
         return None
     if not isinstance(module, nn.ConvTranspose3d):
         return f"is {type(module).__name__}, not nn.ConvTranspose3d"
+    # The replacements compute the float layer: whatever else runs around or inside it would be
+    # dropped (a QAT layer fake-quantising its weight in forward(), a parametrized weight, the
+    # hooks torch.ao.quantization's prepare_qat adds), so the outputs would differ. Refused.
+    if type(module).forward is not nn.ConvTranspose3d.forward:
+        return (f"is {type(module).__name__}, derived from nn.ConvTranspose3d with its own forward() (a QAT layer "
+                "fake-quantising its weight, say), which the replacement would not run")
+    if getattr(module, "parametrizations", None):
+        return "has parametrized tensors (" + ", ".join(module.parametrizations.keys()) + "), which the replacement would not keep"
+    if module._forward_hooks or module._forward_pre_hooks:
+        return "has forward hooks (fake quant or observers, say), which the replacement would not run"
     found = dict(in_channels=module.in_channels, out_channels=module.out_channels,
                  kernel_size=tuple(module.kernel_size), stride=tuple(module.stride),
                  padding=tuple(module.padding), output_padding=tuple(module.output_padding),
@@ -296,8 +306,9 @@ def _bpu_lint_resolve(model, path, cls, exported):
     return None, "; ".join(tried)
 
 
-def _bpu_lint_swap(model, layers):
-    """Replaces every layer or none: all paths are resolved and all replacements built first."""
+def _bpu_lint_swap(model, layers, not_replaced=()):
+    """Replaces every layer or none: all paths are resolved and all replacements built first.
+    not_replaced: (layer, why) of the flagged layers bpu-lint wrote no replacement for, warned of."""
     originals = {}  # id -> (first path, module, cls): a module called N times is replaced once
     unresolved = []
     for path, cls, exported in layers:
@@ -320,6 +331,9 @@ def _bpu_lint_swap(model, layers):
         for name, child in list(parent._modules.items()):
             if child is not None and id(child) in replacements:
                 setattr(parent, name, replacements[id(child)])
+    if not_replaced:
+        warnings.warn(f"apply_bpu_lint_fixes: {len(not_replaced)} flagged layer(s) not replaced, still in the "
+                      "model: " + "; ".join(f"{layer}: {why}" for layer, why in not_replaced), stacklevel=3)
     return model
 )PY";
 
@@ -452,6 +466,17 @@ std::string comment_text(const std::string& text) {
   return out;
 }
 
+// A Python string literal of model text: printable ASCII (comment_text), with the
+// backslash and the double quote escaped, so it cannot end the literal.
+std::string python_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : comment_text(text)) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 bool is_module_path(const std::string& path) {
   if (path.empty()) return false;
   for (const auto& atom : split(path, '.')) {
@@ -570,6 +595,8 @@ constexpr const char* kHeader =
     "# copied), checks that the layer meets its preconditions (ValueError otherwise) and computes the\n"
     "# same output; exported to ONNX it yields the BPU-friendly ops of the matching bpu-lint fix.\n"
     "# Usage: load the trained weights, call apply_bpu_lint_fixes(model), then export as before.\n"
+    "import warnings\n"
+    "\n"
     "import torch\n"
     "from torch import nn\n";
 
@@ -580,7 +607,10 @@ constexpr const char* kApplyDoc =
     "    replacement built before any is swapped in. A path that matches no nn.ConvTranspose3d with the\n"
     "    exported parameters raises LookupError naming it, a layer that breaks its class's preconditions\n"
     "    raises ValueError; either way the model is left unchanged. A layer forward() calls several times\n"
-    "    (exported as \"up\", \"up_1\", ...) is replaced once, wherever it is registered.\n"
+    "    (exported as \"up\", \"up_1\", ...) is replaced once, wherever it is registered. A layer that\n"
+    "    does more than nn.ConvTranspose3d (a layer derived from it with its own forward(), a QAT layer that\n"
+    "    fake-quantises its weight; a parametrized weight; forward hooks) does not match: the replacement\n"
+    "    would drop that. Flagged layers bpu-lint wrote no replacement for are named in a warning.\n"
     "    \"\"\"\n";
 
 }  // namespace
@@ -616,6 +646,8 @@ std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
     if (!layer.not_replaced.empty()) {
       body += "    # " + label + " (ONNX node '" + comment_text(layer.onnx_name) +
               "'): not replaced: " + comment_text(layer.not_replaced) + "\n";
+      body += "    not_replaced.append((" + python_string(label + " (ONNX node '" + layer.onnx_name + "')") + ", " +
+              python_string(layer.not_replaced) + "))\n";
       continue;
     }
     const FixKind* f = find_fix_kind(layer.fix_id);
@@ -647,8 +679,9 @@ std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
   out += "def apply_bpu_lint_fixes(model: nn.Module) -> nn.Module:\n";
   out += kApplyDoc;
   out += "    layers = []  # (module path from the ONNX node name, replacement class, the exported layer)\n";
+  out += "    not_replaced = []  # (flagged layer, why bpu-lint wrote no replacement): warned of\n";
   out += body;
-  out += "    return _bpu_lint_swap(model, layers)\n";
+  out += "    return _bpu_lint_swap(model, layers, not_replaced)\n";
   return out;
 }
 

@@ -36,6 +36,41 @@ bool default_domain(const NodeFacts& n) { return n.domain.empty() || n.domain ==
 
 }  // namespace
 
+bool per_tensor(const onnx::TensorProto& scale) {
+  int64_t n = 1;
+  for (int64_t d : scale.dims()) n *= d;
+  return scale.dims_size() == 0 || n == 1;
+}
+
+const onnx::TensorProto* constant_value(const TensorFacts& t) {
+  if (t.initializer != nullptr) return t.initializer;
+  return t.is_const ? t.data : nullptr;
+}
+
+namespace {
+
+// Two constants with the same type, shape and values (QuantizeLinear and
+// DequantizeLinear may read one zero point through two Identity aliases).
+bool same_constant(const onnx::TensorProto* a, const onnx::TensorProto* b) {
+  if (a == b) return true;
+  if (a == nullptr || b == nullptr || a->data_type() != b->data_type() ||
+      !std::equal(a->dims().begin(), a->dims().end(), b->dims().begin(), b->dims().end())) {
+    return false;
+  }
+  std::vector<double> va, vb;
+  std::string error;
+  constexpr int64_t kSmall = 1 << 16;  // scales and zero points: one per channel at most
+  return tensor_values(*a, va, error, kSmall) && tensor_values(*b, vb, error, kSmall) && va == vb;
+}
+
+// The same parameter: one tensor, or two constants of equal value.
+bool same_parameter(const TensorFacts* a, const TensorFacts* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  return a->name == b->name || same_constant(constant_value(*a), constant_value(*b));
+}
+
+}  // namespace
+
 WeightForm find_quantised_weight(const ModelFacts& facts, const NodeFacts& layer, QuantisedWeight& out,
                                  std::string& why_not) {
   out = QuantisedWeight{};
@@ -53,11 +88,19 @@ WeightForm find_quantised_weight(const ModelFacts& facts, const NodeFacts& layer
   out.dequantize = dq->proto;
   const TensorFacts& scale = dq->inputs[1];
   const TensorFacts* zero_point = dq->inputs.size() > 2 && !dq->inputs[2].name.empty() ? &dq->inputs[2] : nullptr;
-  if (scale.initializer == nullptr || (zero_point != nullptr && zero_point->initializer == nullptr)) {
-    return unsupported("whose scale or zero point is not an initializer");
+  // A constant as the lint knows it: an initializer, a Constant, or folded
+  // from constants (torch's Identity aliases, a scale computed from the weight).
+  out.scale = constant_value(scale);
+  out.zero_point = zero_point != nullptr ? constant_value(*zero_point) : nullptr;
+  if (out.scale == nullptr || (zero_point != nullptr && out.zero_point == nullptr)) {
+    const TensorFacts& missing = out.scale == nullptr ? scale : *zero_point;
+    const char* what = out.scale == nullptr ? "scale" : "zero point";
+    return unsupported(std::string("whose ") + what + " '" + std::string(missing.name) + "' is " +
+                       (missing.is_const ? "a constant whose value bpu-lint does not compute"
+                                         : "not a constant (a graph input, or computed from one)"));
   }
-  out.scale = scale.initializer;
-  out.zero_point = zero_point != nullptr ? zero_point->initializer : nullptr;
+  out.scale_name = std::string(scale.name);
+  out.zero_point_name = zero_point != nullptr ? std::string(zero_point->name) : std::string();
   if (out.scale->data_type() != onnx::TensorProto::FLOAT) return unsupported("with a scale that is not float32");
   if (out.scale->dims_size() > 1 ||
       (out.zero_point != nullptr && (!std::equal(out.scale->dims().begin(), out.scale->dims().end(),
@@ -77,10 +120,8 @@ WeightForm find_quantised_weight(const ModelFacts& facts, const NodeFacts& layer
     // Fake quant: the same scale and zero point on both nodes, as torch exports it.
     int64_t q_axis = 1;
     if (!axis_attribute(*q->proto, q_axis, why_not)) return unsupported("of QuantizeLinear (" + why_not + ")");
-    const bool same_zero_point = q->inputs.size() > 2 && !q->inputs[2].name.empty()
-                                     ? zero_point != nullptr && q->inputs[2].name == zero_point->name
-                                     : zero_point == nullptr;
-    if (q->inputs.size() < 2 || q->inputs[1].name != scale.name || !same_zero_point) {
+    const TensorFacts* q_zero_point = q->inputs.size() > 2 && !q->inputs[2].name.empty() ? &q->inputs[2] : nullptr;
+    if (q->inputs.size() < 2 || !same_parameter(&q->inputs[1], &scale) || !same_parameter(q_zero_point, zero_point)) {
       return unsupported("of QuantizeLinear with another scale or zero point");
     }
     if (q->inputs[0].initializer == nullptr || q->inputs[0].initializer->data_type() != onnx::TensorProto::FLOAT) {
@@ -88,7 +129,7 @@ WeightForm find_quantised_weight(const ModelFacts& facts, const NodeFacts& layer
     }
     out.quantize = q->proto;
     out.values = q->inputs[0].initializer;
-    if (q_axis != axis && out.scale->dims_size() == 1) return unsupported("and QuantizeLinear on different axes");
+    if (q_axis != axis && !per_tensor(*out.scale)) return unsupported("and QuantizeLinear on different axes");
   } else {
     return unsupported("of a computed tensor (not an initializer or QuantizeLinear of one)");
   }
@@ -96,7 +137,7 @@ WeightForm find_quantised_weight(const ModelFacts& facts, const NodeFacts& layer
     return unsupported("whose zero point type differs from its constant's");
   }
   if (out.values->dims_size() != 5) return unsupported("of a constant that is not 5-D");
-  if (out.scale->dims_size() == 1) {
+  if (!per_tensor(*out.scale)) {
     if (axis < -5 || axis > 4) return unsupported("with axis " + std::to_string(axis) + " outside the 5-D weight");
     out.axis = axis < 0 ? axis + 5 : axis;
     if (out.scale->dims(0) != out.values->dims(static_cast<int>(out.axis))) {
@@ -175,13 +216,14 @@ bool add_quantised_weight(RewriteBuilder& b, std::string& error) {
   if (q.axis >= 0 && !find_fix_kind(b.fix)->weight_axis(b.in.params, q.axis, axis, error)) return false;
   const WeightAxis* per_channel = q.axis >= 0 ? &axis : nullptr;
   bool ok = false;
-  onnx::TensorProto scale = rearranged(*q.scale, b.names.fresh(q.scale->name() + "_fix_" + b.fix), per_channel,
+  // Named after the DequantizeLinear's inputs: a folded constant has no name of its own.
+  onnx::TensorProto scale = rearranged(*q.scale, b.names.fresh(q.scale_name + "_fix_" + b.fix), per_channel,
                                        b.reader, error, ok);
   if (!ok) return false;
   std::vector<std::string> params = {scale.name()};
   b.out.initializers.push_back(std::move(scale));
   if (q.zero_point != nullptr) {
-    onnx::TensorProto zp = rearranged(*q.zero_point, b.names.fresh(q.zero_point->name() + "_fix_" + b.fix),
+    onnx::TensorProto zp = rearranged(*q.zero_point, b.names.fresh(q.zero_point_name + "_fix_" + b.fix),
                                       per_channel, b.reader, error, ok);
     if (!ok) return false;
     params.push_back(zp.name());
@@ -318,7 +360,7 @@ bool dequantised_rewrite(const Rewrite& rewrite, const TensorBytesReader& read, 
     return false;
   }
   int64_t axis = -1, q_axis = -1;
-  const bool per_channel = scale->dims_size() == 1;
+  const bool per_channel = !per_tensor(*scale);
   if (!node_axis(dq, values->dims_size(), axis, per_channel, error) ||
       (q != nullptr && (!node_axis(*q, values->dims_size(), q_axis, per_channel, error) || q_axis != axis))) {
     error = "the rewrite's weight QuantizeLinear/DequantizeLinear: " + error;

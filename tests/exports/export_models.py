@@ -276,6 +276,104 @@ def main():
     for spec in MODELS:
         export(*spec, out_dir)
     export(*TRACED, out_dir, traced=True)
+    for spec in FAKE_QUANT_MODELS:
+        export_calibrated(*spec, out_dir)
+
+
+# Appended below main() so that the line numbers in occupancy_traced's recorded stack traces
+# stay put: QAT ConvTranspose3d layers as torch.ao.quantization and hand-written fake quant export
+# them. Their FakeQuantize modules are calibrated on seeded data after the weights are seeded.
+import torch.ao.quantization as tq  # noqa: E402
+
+
+def symmetric_fake_quant():
+    """torch.ao.quantization's per-tensor symmetric qint8 FakeQuantize (Horizon's QAT default)."""
+    return tq.FakeQuantize(observer=tq.MovingAverageMinMaxObserver, quant_min=-128, quant_max=127,
+                           dtype=torch.qint8, qscheme=torch.per_tensor_symmetric)
+
+
+class FakeQuantConvTranspose3d(nn.ConvTranspose3d):
+    """A QAT ConvTranspose3d as teams write one: an nn.ConvTranspose3d subclass whose forward
+    fake-quantises its weight through a torch.ao.quantization FakeQuantize (weight_fake_quant,
+    the name torch's own QAT modules use)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.weight_fake_quant = symmetric_fake_quant()
+
+    def forward(self, x):
+        return F.conv_transpose3d(x, self.weight_fake_quant(self.weight), self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
+class QatFakeQuantize(nn.Module):
+    """torch's standard fake quant around a QAT ConvTranspose3d (k = s = 2): per-tensor symmetric
+    qint8 FakeQuantize modules on the input, the weight and the output, calibrated on seeded data
+    and frozen (observers off, eval). Every zero point is the int8 0: torch.onnx keeps one
+    initializer and aliases the others to it through Identity nodes, and the scales are [1]
+    buffers (QuantizeLinear/DequantizeLinear with 1-element 1-D parameters)."""
+
+    def __init__(self, c_in=8, c_out=6):
+        super().__init__()
+        self.quant_in = symmetric_fake_quant()
+        self.up = FakeQuantConvTranspose3d(c_in, c_out, kernel_size=2, stride=2)
+        self.quant_out = symmetric_fake_quant()
+
+    def forward(self, x):
+        return self.quant_out(self.up(self.quant_in(x)))
+
+    def calibrate(self, shape):
+        torch.manual_seed(SEED + 2)
+        self.train()
+        with torch.no_grad():
+            for _ in range(4):
+                self(torch.rand(*shape) * 2 - 1)
+        self.apply(tq.disable_observer)
+
+
+class ComputedScaleConvTranspose3d(nn.ConvTranspose3d):
+    """A hand-written weight fake quant whose scale is computed from the weight in forward:
+    max |w| / 127, clamped away from 0. Exports Abs -> ReduceMax -> Div -> Clip on the weight
+    initializer (all constant) feeding QuantizeLinear/DequantizeLinear."""
+
+    def forward(self, x):
+        scale = (self.weight.detach().abs().max() / 127).clamp(min=1e-8)
+        w = torch.fake_quantize_per_tensor_affine(self.weight, scale, torch.zeros((), dtype=torch.int32), -128, 127)
+        return F.conv_transpose3d(x, w, self.bias, self.stride, self.padding, self.output_padding, self.groups,
+                                  self.dilation)
+
+
+class QatComputedScale(nn.Module):
+    def __init__(self, c_in=8, c_out=6):
+        super().__init__()
+        self.up = ComputedScaleConvTranspose3d(c_in, c_out, kernel_size=2, stride=2)
+
+    def forward(self, x):
+        x = torch.fake_quantize_per_tensor_affine(x, 1.0 / 64, 0, -128, 127)
+        return torch.fake_quantize_per_tensor_affine(self.up(x), 1.0 / 32, 0, -128, 127)
+
+
+FAKE_QUANT_MODELS = [
+    ("qat_fakequant_opset13", QatFakeQuantize, [(1, 8, 3, 4, 5)], ["voxels"], None, 13),
+    ("qat_fakequant_opset17", QatFakeQuantize, [(1, 8, 3, 4, 5)], ["voxels"], None, 17),
+    ("qat_computed_scale", QatComputedScale, [(1, 8, 3, 4, 5)], ["voxels"], None, 17),
+]
+
+
+def export_calibrated(name, module, shapes, input_names, dynamic, opset, out_dir):
+    """export() for a model whose observers calibrate (if it has any) after the seeded weights."""
+    model = seeded(module)
+    if hasattr(model, "calibrate"):
+        model.calibrate(shapes[0])
+        model.eval()
+    torch.manual_seed(SEED + 1)
+    args = tuple(torch.rand(*s) for s in shapes)
+    path = os.path.join(out_dir, name + ".onnx")
+    torch.onnx.export(model, args, path, input_names=input_names, output_names=["out"],
+                      opset_version=opset, do_constant_folding=True, dynamic_axes=dynamic)
+    m = onnx.load(path)
+    onnx.checker.check_model(m, full_check=True)
+    print(f"wrote {path}: opset {opset}, {len(m.graph.node)} nodes, {os.path.getsize(path)} bytes")
 
 
 if __name__ == "__main__":

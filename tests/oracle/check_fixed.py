@@ -43,13 +43,32 @@ QDQ = ("QuantizeLinear", "DequantizeLinear")
 
 def weight_chain(graph, node):
     """A ConvTranspose's quantised weight: its DequantizeLinear (and the QuantizeLinear under it),
-    the nodes a rewrite replaces with its own; [] for a float weight."""
+    the nodes a rewrite replaces with its own, then the nodes that computed their scale and zero
+    point for them alone (torch's Identity alias of a shared zero point, Abs -> ReduceMax -> Div
+    -> Clip of the weight and its Constants), which go with them; [] for a float weight."""
     made_by = {o: n for n in graph.node for o in n.output}
     chain = []
     name = node.input[1] if len(node.input) > 1 else ""
     while name in made_by and made_by[name].op_type in QDQ and len(chain) < 2:
         chain.append(made_by[name])
         name = made_by[name].input[0]
+    readers = collections.defaultdict(list)
+    for n in graph.node:
+        for i in n.input:
+            if i:
+                readers[i].append(n)
+    outputs = {v.name for v in graph.output}
+    gone = {id(n) for n in chain}
+    pending = [i for n in chain for i in n.input if i]
+    while pending:
+        producer = made_by.get(pending.pop())
+        if producer is None or id(producer) in gone or producer.domain not in ("", "ai.onnx"):
+            continue
+        if any(o in outputs or any(id(r) not in gone for r in readers[o]) for o in producer.output if o):
+            continue
+        gone.add(id(producer))
+        chain.append(producer)
+        pending.extend(i for i in producer.input if i)
     return chain
 STRATEGIES = ("convtranspose2d", "conv3d-1x1x1", "convtranspose2d-d-taps")
 

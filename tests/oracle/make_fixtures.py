@@ -393,6 +393,31 @@ def fx_export_qat_dynamic():
         {"name": "export_qat_dynamic"}
 
 
+# torch's standard fake quant (QatFakeQuantize in tests/exports/export_models.py): FakeQuantize
+# modules, per-tensor symmetric qint8, on the input, the weight and the output. The weight's zero
+# point is Identity(<the shared int8 0 initializer>) and every scale a [1] buffer; the rewrite
+# writes their values as its own initializers and drops the Identity with the old weight QDQ.
+def fx_export_qat_fakequant13():
+    return onnx.load(os.path.join(EXPORTS, "qat_fakequant_opset13.onnx")), [{"voxels": [1, 8, 3, 4, 5]}], \
+        expect((0, 1), (0, 1)), "torch export: FakeQuantize (per-tensor symmetric) QAT ConvTranspose3d, opset 13", \
+        {"name": "export_qat_fakequant13"}
+
+
+def fx_export_qat_fakequant17():
+    return onnx.load(os.path.join(EXPORTS, "qat_fakequant_opset17.onnx")), [{"voxels": [1, 8, 3, 4, 5]}], \
+        expect((0, 1), (0, 1)), "torch export: FakeQuantize (per-tensor symmetric) QAT ConvTranspose3d, opset 17", \
+        {"name": "export_qat_fakequant17"}
+
+
+# A hand-written weight fake quant whose scale is max|w| / 127 computed in forward: Abs ->
+# ReduceMax -> Div -> Clip on the weight initializer. Needs the facts to fold that float chain
+# (TensorFacts::data); the rewrite writes the folded scale as an initializer and the chain goes.
+def fx_export_qat_computed_scale():
+    return onnx.load(os.path.join(EXPORTS, "qat_computed_scale.onnx")), [{"voxels": [1, 8, 3, 4, 5]}], \
+        expect((0, 1), (0, 1)), "torch export: weight fake quant with a scale computed from the weight, opset 17", \
+        {"name": "export_qat_computed_scale"}
+
+
 # The D-tap rewrite (convtranspose2d-d-taps) on layers that overlap along D ----------------------
 
 def fx_dtaps_flagship():
@@ -440,7 +465,8 @@ FIXTURES = [fx_case_study, fx_dynamic_batch, fx_no_bias, fx_groups, fx_hw_overla
             fx_shared_with_other_user, fx_name_collisions, fx_unnamed, fx_overlapping,
             fx_d_axis_blockers, fx_mixed, fx_implicit_attrs, fx_untouched,
             fx_export_occupancy_static, fx_export_occupancy_dynamic, fx_export_occupancy_dynamic_pinned,
-            fx_dtaps_flagship, fx_dtaps_variants, fx_dtaps_dynamic, fx_export_qat_static, fx_export_qat_dynamic]
+            fx_dtaps_flagship, fx_dtaps_variants, fx_dtaps_dynamic, fx_export_qat_static, fx_export_qat_dynamic,
+            fx_export_qat_fakequant13, fx_export_qat_fakequant17, fx_export_qat_computed_scale]
 
 
 def count_ct3d(model):

@@ -13,6 +13,11 @@ and check that
     often forward() calls it (a shared layer stays shared);
   * re-exported and re-linted on j6p, the swapped module has no error-level ConvTranspose finding;
   * applying the snippet again changes nothing.
+Then, layers the snippet must not swap for a float module: a QAT nn.ConvTranspose3d subclass whose
+forward() fake-quantises its weight, and an F.conv_transpose3d call (no module path): each is
+named on the CLI as not replaced and never counted as written, apply_bpu_lint_fixes replaces the
+other layers and warns naming it (outputs equal the original's); a snippet for a float layer
+applied to a QAT one raises LookupError saying why, the model untouched.
 Then, that apply_bpu_lint_fixes never half-applies: a path the model lacks, or a layer whose
 parameters differ from the exported ones, raises LookupError naming the path and leaves every
 module, parameter and value of the model as it was (although other paths resolved).
@@ -27,7 +32,11 @@ import subprocess
 import sys
 import traceback
 
+import warnings
+
 import torch
+import torch.ao.quantization as tq
+import torch.nn.functional as F
 from torch import nn
 
 TOLERANCE = 1e-5
@@ -148,6 +157,75 @@ class DictOfLists(nn.Module):
 
     def forward(self, x):
         return torch.cat([self.heads["seg"][0](x), self.heads["occ"][0](x)], dim=1)
+
+
+def symmetric_fake_quant():
+    return tq.FakeQuantize(observer=tq.MovingAverageMinMaxObserver, quant_min=-128, quant_max=127,
+                           dtype=torch.qint8, qscheme=torch.per_tensor_symmetric)
+
+
+class FakeQuantConvTranspose3d(nn.ConvTranspose3d):
+    """A QAT layer: forward() fake-quantises the weight (torch.ao.quantization FakeQuantize)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.weight_fake_quant = symmetric_fake_quant()
+
+    def forward(self, x):
+        return F.conv_transpose3d(x, self.weight_fake_quant(self.weight), self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
+class QatAndFloat(nn.Module):
+    """A QAT ConvTranspose3d (/qat/...) and a float one (/up/ConvTranspose), both k = s = 2."""
+
+    def __init__(self):
+        super().__init__()
+        self.qat = FakeQuantConvTranspose3d(4, 4, 2, stride=2)
+        self.up = nn.ConvTranspose3d(4, 4, (2, 1, 1), stride=(2, 1, 1))
+
+    def forward(self, x):
+        return self.up(torch.relu(self.qat(x)))
+
+
+class FunctionalAndFloat(nn.Module):
+    """F.conv_transpose3d called in forward() (a top-level /ConvTranspose node: no module), then up."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(4, 4, 2, 2, 2) * 0.2)
+        self.up = nn.ConvTranspose3d(4, 4, (2, 1, 1), stride=(2, 1, 1))
+
+    def forward(self, x):
+        return self.up(torch.relu(F.conv_transpose3d(x, self.weight, stride=2)))
+
+
+class FunctionalOnly(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(4, 4, 2, 2, 2) * 0.2)
+
+    def forward(self, x):
+        return F.conv_transpose3d(x, self.weight, stride=2)
+
+
+class OnlyUp(nn.Module):
+    def __init__(self, layer):
+        super().__init__()
+        self.up = layer
+
+    def forward(self, x):
+        return self.up(x)
+
+
+def calibrated(model, shape):
+    """Observers run on seeded data, then frozen: the FakeQuantize scales are the model's own."""
+    model.train()
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.randn(*shape, generator=torch.Generator().manual_seed(7)))
+    model.apply(tq.disable_observer)
+    return model.eval()
 
 
 # name, module factory, input shape, opset, dynamic batch
@@ -354,6 +432,76 @@ def check_never_half_applies(namespaces, results):
     expect_untouched(results, "bad path: no blocks at all", apply, seeded(InModuleList), "blocks.1.up")
 
 
+def snippet_run(bpu_lint, work, name, model, shape):
+    onnx_path = os.path.join(work, name + ".onnx")
+    snippet_path = os.path.join(work, name + "_fix.py")
+    export(model, shape, 17, False, onnx_path)
+    r = subprocess.run([bpu_lint, onnx_path, "--platform", "j6p", "--pytorch-snippet", snippet_path],
+                       capture_output=True, text=True)
+    return r, snippet_path
+
+
+def check_refused_layers(bpu_lint, work, results):
+    """QAT and functional layers: never swapped for a float module, never counted as written, and
+    named on the CLI and in apply_bpu_lint_fixes' warning; the other layers are still replaced."""
+    shape = (1, 4, 2, 3, 3)
+    for name, factory, refused, reason in (
+            ("qat_and_float", QatAndFloat, "/qat/ConvTranspose", "weight is fake-quantised in the export"),
+            ("functional_and_float", FunctionalAndFloat, "/ConvTranspose", "gives no PyTorch module path")):
+        torch.manual_seed(0)
+        original = calibrated(factory(), shape) if name.startswith("qat") else factory().eval()
+        r, snippet_path = snippet_run(bpu_lint, work, name, original, shape)
+
+        def cli(r=r, refused=refused, reason=reason):
+            line = f"ConvTranspose '{refused}': not replaced in the PyTorch snippet: "
+            ok = (line in r.stdout and reason in r.stdout and "wrote PyTorch replacements for 1 layer to" in r.stdout
+                  and os.path.isfile(snippet_path))
+            return ok, r.stdout.strip()
+
+        if not results.run(f"{name}: the CLI names the refused layer and counts 1 layer written", cli):
+            continue
+        namespace = load_snippet(snippet_path)
+
+        def apply(original=original, namespace=namespace, refused=refused, name=name):
+            model = copy.deepcopy(original)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                fixed = namespace["apply_bpu_lint_fixes"](model).eval()
+            said = " | ".join(str(w.message) for w in caught)
+            kept = [n for n, m in fixed.named_modules() if isinstance(m, nn.ConvTranspose3d)]
+            kind = type(fixed.up).__name__
+            want_kept = ["qat"] if name.startswith("qat") else []
+            diff = max(max_diff(original, fixed, shape, b) for b in (1, 2))
+            ok = (refused in said and "not replaced" in said and kept == want_kept
+                  and type(fixed.up).__name__.startswith("ConvTranspose3dAs") and diff <= TOLERANCE)
+            return ok, f"warning: {said or 'none'}; ConvTranspose3d kept: {kept}; up is {kind}; max abs diff {diff:.3g}"
+
+        results.run(f"{name}: apply replaces the float layer, keeps the refused one, warns naming it, equal outputs",
+                    apply)
+
+    # Only a functional layer: nothing to write, and the CLI says why.
+    torch.manual_seed(0)
+    r, snippet_path = snippet_run(bpu_lint, work, "functional_only", FunctionalOnly().eval(), shape)
+    results.run("functional_only: no snippet written, the layer named as not replaced",
+                lambda: ("no layer can be replaced in PyTorch; no PyTorch snippet written" in r.stdout
+                         and "ConvTranspose '/ConvTranspose': not replaced in the PyTorch snippet" in r.stdout
+                         and "wrote PyTorch replacements" not in r.stdout and not os.path.isfile(snippet_path),
+                         r.stdout.strip()))
+
+    # A snippet made for a float `up`, applied to a model whose `up` is a QAT layer with the same
+    # parameters: refused by name (LookupError), the model untouched, never a float swap.
+    torch.manual_seed(0)
+    r, snippet_path = snippet_run(bpu_lint, work, "float_up", OnlyUp(nn.ConvTranspose3d(4, 4, 2, stride=2)).eval(),
+                                  shape)
+    if results.run("float_up: bpu-lint writes a snippet", lambda: (os.path.isfile(snippet_path), r.stdout.strip())):
+        apply = load_snippet(snippet_path)["apply_bpu_lint_fixes"]
+        torch.manual_seed(0)
+        qat = calibrated(OnlyUp(FakeQuantConvTranspose3d(4, 4, 2, stride=2)), shape)
+        expect_untouched(results, "a QAT layer where the snippet expects a float one: refused by name, untouched",
+                         apply, qat, "up: is FakeQuantConvTranspose3d, derived from nn.ConvTranspose3d with its own "
+                         "forward()")
+
+
 def main(argv):
     if len(argv) != 3:
         print(__doc__)
@@ -364,6 +512,7 @@ def main(argv):
     namespaces = {}
     for name, factory, shape, opset, dynamic in CASES:
         namespaces[name] = check_case(bpu_lint, work, name, factory, shape, opset, dynamic, results)
+    check_refused_layers(bpu_lint, work, results)
     if all(namespaces.get(n) for n in ("module_list", "shared_twice", "sequential")):
         check_never_half_applies(namespaces, results)
     else:

@@ -217,7 +217,7 @@ PADS_RE = re.compile(r"begins (\([^)]*\)), ends (\([^)]*\)) with output_padding 
 
 def usage_blocks(text):
     """The blank-line-separated blocks of apply_bpu_lint_fixes that hold a constructor line."""
-    m = re.search(r"^def apply_bpu_lint_fixes\(.*?(?=^    return _bpu_lint_swap\(model, layers\)$)", text, re.S | re.M)
+    m = re.search(r"^def apply_bpu_lint_fixes\(.*?(?=^    return _bpu_lint_swap\(model, layers, not_replaced\)$)", text, re.S | re.M)
     if not m:
         return None
     blocks = []

@@ -71,7 +71,12 @@ struct SnippetLayer {
 // parameters is listed once.
 // A layer with `not_replaced` set gets "# <path> (ONNX node '<name>'): not
 // replaced: <reason>" (model text in comments is reduced to printable ASCII,
-// so it cannot end the comment).
+// so it cannot end the comment), and an entry in the function's not_replaced
+// list (escaped string literals), which it names in a warnings.warn after the
+// swap. A candidate module that does more than nn.ConvTranspose3d (a subclass
+// overriding forward(), e.g. a QAT layer fake-quantising its weight; a
+// parametrized weight; forward hooks) never matches: the float replacement
+// would drop that, so the function raises LookupError saying so.
 std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers);
 
 // The same file for a single layer; "" when fix_id is unknown or the

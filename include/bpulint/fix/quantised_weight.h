@@ -1,6 +1,11 @@
 // A ConvTranspose weight that is DequantizeLinear of a constant: an int8/uint8
 // initializer, or QuantizeLinear of a float initializer (torch's fake-quant
 // export, DequantizeLinear(QuantizeLinear(w)), per tensor or per channel).
+// The scale and zero point are constants as the facts know them: an
+// initializer, a Constant, or anything computed only from constants whose
+// value the facts hold (TensorFacts::data): torch's Identity aliasing one
+// initializer to another, a scale computed from the weight (Abs -> ReduceMax
+// -> Div -> Clip). The rewrite writes their values as new initializers.
 //
 // The rewrites move such a weight in the quantised domain: the constant at
 // the bottom is laid out exactly as a float weight would be, the scales and
@@ -25,15 +30,28 @@ namespace bpulint {
 struct ModelFacts;
 struct NodeFacts;
 struct Tensor;
+struct TensorFacts;
 
 struct QuantisedWeight {
   const onnx::NodeProto* dequantize = nullptr;
   const onnx::NodeProto* quantize = nullptr;      // fake quant; nullptr when `values` are integers
   const onnx::TensorProto* values = nullptr;      // the constant: int8/uint8, or float32 under `quantize`
-  const onnx::TensorProto* scale = nullptr;       // float32, a scalar (per tensor) or 1-D (per channel)
+  // The values: an initializer, or constant data the facts computed (then
+  // not in the model: an unnamed tensor the walk owns).
+  const onnx::TensorProto* scale = nullptr;       // float32, a scalar or [1] (per tensor) or 1-D (per channel)
   const onnx::TensorProto* zero_point = nullptr;  // same shape as scale; nullptr = 0
   int64_t axis = -1;                              // per-channel axis of the 5-D weight; -1 = per tensor
+  std::string scale_name, zero_point_name;        // the DequantizeLinear's inputs ("" = no zero point)
 };
+
+// A scale or zero point with one element is per tensor (as ONNX Runtime reads
+// a 1-D [1] one: torch's FakeQuantize keeps its qparams as [1] buffers).
+bool per_tensor(const onnx::TensorProto& scale);
+
+// The value of a tensor known before runtime: its initializer, else the data
+// the facts folded for it (a Constant, Identity of an initializer, a constant
+// chain); nullptr when it is not constant or its value is not known.
+const onnx::TensorProto* constant_value(const TensorFacts& t);
 
 enum class WeightForm : uint8_t {
   Float,        // not the output of DequantizeLinear
