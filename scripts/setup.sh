@@ -13,7 +13,7 @@ packages=(cmake g++ make ccache pkg-config libonnx-dev libprotobuf-dev protobuf-
           nlohmann-json3-dev libgraphviz-dev help2man)
 if [[ ${1:-} == --test ]]; then
   # fonts-liberation: Liberation Sans has Arial's metrics, which Graphviz lays labels out with.
-  packages+=(python3-onnx python3-numpy python3-torch pre-commit git chromium fonts-liberation)
+  packages+=(python3-onnx python3-numpy python3-torch python3-torchvision pre-commit git chromium fonts-liberation)
   # scripts/package.sh and its tests: the wheel is built and installed into a venv offline.
   packages+=(binutils python3-build python3-setuptools python3-wheel python3-venv)
   # Node.js may already come from elsewhere (with npm bundled); Debian's own
