@@ -164,4 +164,5 @@ g (float[1,100] X) => (float[?] V, int64[?] I) {
   CHECK(node(w, "ReduceMin").fold == Fold::DataShape);
   CHECK_FALSE(node(w, "TopK").inputs[1].is_const);
   CHECK_FALSE(node(w, "TopK").inputs[1].shape_derived);  // pinning an input changes nothing
+  CHECK(node(w, "TopK").inputs[1].data_shape);           // rules see its constness as unknown
 }

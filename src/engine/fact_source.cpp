@@ -114,8 +114,9 @@ Value tensor_field(const TensorFacts& t, TensorField field) {
       // The op type of the node that writes it; "" for a model input or an initializer.
       return Value::of_string(t.producer_node != nullptr ? t.producer_node->op_type() : std::string());
     case TensorField::Const:
-      return t.shape_derived ? Value::unknown("computed from a dynamic dim: constant once the input is pinned")
-                             : Value::of_bool(t.is_const);
+      if (t.shape_derived) return Value::unknown("computed from a dynamic dim: constant once the input is pinned");
+      if (t.data_shape) return Value::unknown("computed from a shape that depends on tensor data");
+      return Value::of_bool(t.is_const);
     default: break;
   }
   if (t.name.empty()) return Value::unknown("optional input not present");

@@ -47,6 +47,7 @@ TensorFacts tensor_facts(std::string_view name, const ValueFacts& v) {
   t.type = v.type;
   t.is_const = v.is_const;
   t.shape_derived = v.shape_derived;
+  t.data_shape = v.data_shape;
   t.from_1d_2d_input = v.from_1d_2d_input;
   t.data = v.data;
   t.values = v.values;

@@ -83,6 +83,10 @@ struct TensorFacts {
   // Computed from a dynamic dim by shape arithmetic: constant once the input
   // is pinned, so rules see its constness as unknown, not false.
   bool shape_derived = false;
+  // Computed from a shape that depends on tensor data (NonZero's hits): no
+  // input pin makes it known, and whether the toolchain can take it is not
+  // known either, so rules see its constness as unknown, not false.
+  bool data_shape = false;
   // A rank-1/2 model input, or rank 1 or 2 and computed from one through
   // rank-1/2 tensors (the rule field `from_1d_2d_input`): the tensors for
   // which Bernoulli2 prints "can not get nhwc info from shape".
