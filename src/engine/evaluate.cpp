@@ -392,7 +392,7 @@ struct CustomOp {
 using CustomOps = std::map<std::string, CustomOp>;
 
 void check_node(const NodeFacts& n, long index, const Platform& platform, const RuleIndex& index_of, bool memoize,
-                std::vector<Diagnostic>& out) {
+                const Consumers* consumers, std::vector<Diagnostic>& out) {
   // Constant-folded nodes and runtime shape arithmetic never reach the BPU
   // or the CPU as such: no placement note, no rule.
   if (n.fold != Fold::None) return;
@@ -422,7 +422,7 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
   }  // custom-domain ops: once per op type, added by add_custom_op_notes
   if (plan.rules != nullptr || plan.siblings != nullptr || !index_of.any_op.empty()) {
     // Facts are read from the node as the rules ask for them, and dropped after: memory stays flat.
-    const NodeFactSource record(n, op_class);
+    const NodeFactSource record(n, op_class, consumers);
     CheckMemo* memo = memoize && n.domain.empty() && plan.memo->worthwhile() ? plan.memo.get() : nullptr;
     const std::vector<Diagnostic>* known = memo != nullptr ? memo->find(record) : nullptr;
     if (known != nullptr) {
@@ -540,9 +540,10 @@ std::vector<Diagnostic> with_model_level(const ModelFacts& facts, const RuleInde
 
 std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform, bool memoize) {
   const RuleIndex index(platform);
+  const Consumers consumers(facts);
   std::vector<Diagnostic> nodes;
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
-    check_node(facts.nodes[i], static_cast<long>(i), platform, index, memoize, nodes);
+    check_node(facts.nodes[i], static_cast<long>(i), platform, index, memoize, &consumers, nodes);
   }
   return with_model_level(facts, index, std::move(nodes));
 }
@@ -557,7 +558,7 @@ namespace {
 class ChunkedChecks {
  public:
   ChunkedChecks(const ModelFacts& facts, const Platform& platform, FactProgress& progress)
-      : facts_(facts), platform_(platform), progress_(progress) {}
+      : facts_(facts), platform_(platform), progress_(progress), consumers_(facts, &progress) {}
 
   struct Run {
     size_t first_chunk = 0;
@@ -575,7 +576,7 @@ class ChunkedChecks {
       if (runs.empty() || runs.back().first_chunk + runs.back().chunks != chunk) runs.push_back({chunk, 0, {}});
       Run& run = runs.back();
       for (size_t i = first; i < first + kChunk && progress_.wait_for(i); ++i) {
-        check_node(facts_.nodes[i], static_cast<long>(i), platform_, index, true, run.found);
+        check_node(facts_.nodes[i], static_cast<long>(i), platform_, index, true, &consumers_, run.found);
       }
       ++run.chunks;
     }
@@ -602,6 +603,7 @@ class ChunkedChecks {
   const ModelFacts& facts_;
   const Platform& platform_;
   FactProgress& progress_;
+  const Consumers consumers_;  // the first Add that asks waits for the walk to end
   std::atomic<size_t> next_{0};
 };
 
