@@ -363,6 +363,16 @@ void check_siblings(const std::vector<const SiblingRule*>& siblings, const FactS
     const Value applies = r.when ? eval(*r.when, record, &when_trace) : Value::of_bool(true);
     if (is_false(applies)) continue;
     const Value ok = eval(*r.require, record, &trace);
+    // A short line: the values the limit compared, not whole tensor records (a quantifier over
+    // `input` traces the list of them), which the sibling's own finding would show.
+    const auto whole_records = [](const TraceEntry& e) {
+      if (e.value.kind() == Value::Kind::Record) return true;
+      return e.value.kind() == Value::Kind::List &&
+             std::any_of(e.value.items().begin(), e.value.items().end(),
+                         [](const Value& v) { return v.kind() == Value::Kind::Record; });
+    };
+    trace.erase(std::remove_if(trace.begin(), trace.end(), whole_records), trace.end());
+    when_trace.erase(std::remove_if(when_trace.begin(), when_trace.end(), whole_records), when_trace.end());
     std::string here;
     for (const auto& t : trace) here += (here.empty() ? "" : ", ") + t.text + " = " + t.value.to_string();
     trace.insert(trace.end(), when_trace.begin(), when_trace.end());
