@@ -457,8 +457,10 @@ TEST_CASE("X5 and J5: --fix rewrites every 3-D ConvTranspose of the real exports
 
 TEST_CASE("X3: the rewrites' Reshape/Transpose run on the CPU, so each finding and --fix say why, and what is left") {
   const std::string left = "; the layer needs a change in its PyTorch source";
-  // Layers every rewrite takes: all three blocked alike, said once.
-  const std::string why = "no fix applies: its nodes would break BPU0002 (Reshape, Transpose)" + left;
+  // Layers every rewrite takes: all three blocked, conv3d-1x1x1 also by its 3-D Conv (BPU1416).
+  const std::string why = "no fix applies; convtranspose2d: its nodes would break BPU0002 (Reshape, Transpose); "
+                          "conv3d-1x1x1: its nodes would break BPU1416 (Conv), BPU0002 (Reshape, Transpose); "
+                          "convtranspose2d-d-taps: its nodes would break BPU0002 (Reshape, Transpose)" + left;
   // up3 of the occupancy decoder overlaps along D: only the D-tap rewrite takes it, and X3 blocks that too.
   const std::string why_up3 = "no fix applies; convtranspose2d-d-taps: its nodes would break BPU0002 (Reshape, "
                               "Transpose); convtranspose2d: D axis overlaps (kernel 3 != stride 2)";

@@ -402,3 +402,154 @@ TEST_CASE("the fact table names exactly the fields node, tensor and model record
   CHECK(model_fields == model_facts());
 }
 
+
+namespace {
+
+// The fact `name` of the model's node `op` (the first of that type), read through the record and
+// through the on-demand source, which must agree.
+std::string moved_fact(const std::string& text, const std::string& op, const std::string& name) {
+  const Linted f = facts_of(text);
+  for (const auto& n : f->nodes) {
+    if (n.op_type != op) continue;
+    const Value record = node_record(n, "bpu");
+    const NodeFactSource source(n, "bpu");
+    const Value* slow = record.field(name);
+    const Value* fast = source.fact(intern_fact(name), name);
+    REQUIRE(slow != nullptr);
+    REQUIRE(fast != nullptr);
+    CHECK(fast->identical(*slow));
+    return slow->is_unknown() ? "? " + slow->as_string() : slow->to_string();  // an unknown with its reason
+  }
+  FAIL("no " << op << " node");
+  return {};
+}
+
+std::string model(int opset, const std::string& inputs, const std::string& outputs, const std::string& body) {
+  return "<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) + "]>\ng (" + inputs + ") => (" + outputs +
+         ") {\n" + body + "\n}\n";
+}
+
+}  // namespace
+
+TEST_CASE("an attribute an opset moved to an input is one fact in both forms") {
+  const std::string x4 = "float[1,8,6,4] X";
+  // Reduce*: the attribute before 18 (ReduceSum 13), the second input after; absent = all axes.
+  for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+                         "ReduceLogSumExp", "ReduceSumSquare", "ReduceSum"}) {
+    INFO(op);
+    const int old_opset = std::string(op) == "ReduceSum" ? 11 : 17;
+    const int new_opset = std::string(op) == "ReduceSum" ? 13 : 18;
+    const std::string o(op);
+    CHECK(moved_fact(model(old_opset, x4, "float[1,8,1,1] Y", "Y = " + o + " <axes = [2, 3]> (X)"), o, "axes") == "[2, 3]");
+    CHECK(moved_fact(model(new_opset, x4, "float[1,8,1,1] Y",
+                           "A = Constant <value = int64[2] {2, 3}> ()\nY = " + o + " (X, A)"), o, "axes") == "[2, 3]");
+    CHECK(moved_fact(model(old_opset, x4, "float[1,1,1,1] Y", "Y = " + o + " (X)"), o, "axes") == "[0, 1, 2, 3]");
+    CHECK(moved_fact(model(new_opset, x4, "float[1,1,1,1] Y", "Y = " + o + " (X)"), o, "axes") == "[0, 1, 2, 3]");
+    CHECK(moved_fact(model(new_opset, x4, "float[1,8,6,4] Y", "Y = " + o + " <noop_with_empty_axes = 1> (X)"), o,
+                     "axes") == "[]");
+  }
+  // A runtime axes input is unknown, never "all axes".
+  const std::string runtime = moved_fact(model(18, x4 + ", int64[1] A", "float[1,8,6,1] Y", "Y = ReduceMean (X, A)"),
+                                         "ReduceMean", "axes");
+  CHECK(runtime.find("computed at runtime") != std::string::npos);
+
+  // Squeeze / Unsqueeze at 13; absent Squeeze axes = the dims of size 1.
+  const std::string x1 = "float[1,8,1,4] X";
+  CHECK(moved_fact(model(11, x1, "float[8,1,4] Y", "Y = Squeeze <axes = [0]> (X)"), "Squeeze", "axes") == "[0]");
+  CHECK(moved_fact(model(13, x1, "float[8,1,4] Y", "A = Constant <value = int64[1] {0}> ()\nY = Squeeze (X, A)"),
+                   "Squeeze", "axes") == "[0]");
+  CHECK(moved_fact(model(13, x1, "float[8,4] Y", "Y = Squeeze (X)"), "Squeeze", "axes") == "[0, 2]");
+  CHECK(moved_fact(model(11, x1, "float[1,1,8,1,4] Y", "Y = Unsqueeze <axes = [1]> (X)"), "Unsqueeze", "axes") == "[1]");
+  CHECK(moved_fact(model(13, x1, "float[1,1,8,1,4] Y", "A = Constant <value = int64[1] {1}> ()\nY = Unsqueeze (X, A)"),
+                   "Unsqueeze", "axes") == "[1]");
+
+  // Split `split` at 13, `num_outputs` at 18; absent = equal parts, one per output.
+  CHECK(moved_fact(model(11, x4, "float[1,2,6,4] Y, float[1,6,6,4] Z", "Y, Z = Split <axis = 1, split = [2, 6]> (X)"),
+                   "Split", "split") == "[2, 6]");
+  CHECK(moved_fact(model(13, x4, "float[1,2,6,4] Y, float[1,6,6,4] Z",
+                         "S = Constant <value = int64[2] {2, 6}> ()\nY, Z = Split <axis = 1> (X, S)"),
+                   "Split", "split") == "[2, 6]");
+  CHECK(moved_fact(model(13, x4, "float[1,4,6,4] Y, float[1,4,6,4] Z", "Y, Z = Split <axis = 1> (X)"), "Split",
+                   "split") == "[4, 4]");
+  CHECK(moved_fact(model(13, x4, "float[1,4,6,4] Y, float[1,4,6,4] Z", "Y, Z = Split <axis = 1> (X)"), "Split",
+                   "num_outputs") == "2");
+  CHECK(moved_fact(model(18, x4, "float[1,3,6,4] Y, float[1,3,6,4] Z, float[1,2,6,4] W",
+                         "Y, Z, W = Split <axis = 1, num_outputs = 3> (X)"),
+                   "Split", "split") == "[3, 3, 2]");
+
+  // Pad `pads` (and `value`) at 11; Pad-18's `axes` spreads them over every axis.
+  CHECK(moved_fact(model(10, x4, "float[1,8,8,6] Y", "Y = Pad <pads = [0, 0, 1, 1, 0, 0, 1, 1]> (X)"), "Pad", "pads") ==
+        "[0, 0, 1, 1, 0, 0, 1, 1]");
+  const std::string pad11 = "P = Constant <value = int64[8] {0, 0, 1, 1, 0, 0, 1, 1}> ()\nY = Pad (X, P)";
+  CHECK(moved_fact(model(11, x4, "float[1,8,8,6] Y", pad11), "Pad", "pads") == "[0, 0, 1, 1, 0, 0, 1, 1]");
+  CHECK(moved_fact(model(11, x4, "float[1,8,8,6] Y", pad11), "Pad", "value") == "0");
+  CHECK(moved_fact(model(18, x4, "float[1,8,8,6] Y",
+                         "P = Constant <value = int64[4] {1, 1, 1, 1}> ()\nA = Constant <value = int64[2] {2, -1}> ()\n"
+                         "Y = Pad (X, P, , A)"),
+                   "Pad", "pads") == "[0, 0, 1, 1, 0, 0, 1, 1]");
+
+  // Clip `min`/`max` at 11; absent = the float range.
+  CHECK(moved_fact(model(6, x4, "float[1,8,6,4] Y", "Y = Clip <min = 0.0, max = 6.0> (X)"), "Clip", "max") == "6");
+  const std::string clip11 = "L = Constant <value = float {0.0}> ()\nH = Constant <value = float {6.0}> ()\nY = Clip (X, L, H)";
+  CHECK(moved_fact(model(11, x4, "float[1,8,6,4] Y", clip11), "Clip", "min") == "0");
+  CHECK(moved_fact(model(11, x4, "float[1,8,6,4] Y", clip11), "Clip", "max") == "6");
+  CHECK(moved_fact(model(11, x4, "float[1,8,6,4] Y", "Y = Clip (X)"), "Clip", "min") ==
+        moved_fact(model(6, x4, "float[1,8,6,4] Y", "Y = Clip (X)"), "Clip", "min"));
+
+  // Slice at 10: starts, ends, axes, steps (axes 0.. and steps 1 when absent).
+  CHECK(moved_fact(model(9, x4, "float[1,8,2,4] Y", "Y = Slice <starts = [1], ends = [3], axes = [2]> (X)"), "Slice",
+                   "axes") == "[2]");
+  CHECK(moved_fact(model(9, x4, "float[1,8,2,4] Y", "Y = Slice <starts = [1], ends = [3], axes = [2]> (X)"), "Slice",
+                   "steps") == "[1]");
+  const std::string slice10 =
+      "S = Constant <value = int64[1] {1}> ()\nE = Constant <value = int64[1] {3}> ()\nY = Slice (X, S, E)";
+  CHECK(moved_fact(model(10, x4, "float[1,8,6,4] Y", slice10), "Slice", "starts") == "[1]");
+  CHECK(moved_fact(model(10, x4, "float[1,8,6,4] Y", slice10), "Slice", "ends") == "[3]");
+  CHECK(moved_fact(model(10, x4, "float[1,8,6,4] Y", slice10), "Slice", "axes") == "[0]");
+  CHECK(moved_fact(model(10, x4, "float[1,8,6,4] Y", slice10), "Slice", "steps") == "[1]");
+
+  // TopK `k` at 10 (a 1-element tensor), one integer in both forms.
+  CHECK(moved_fact(model(9, "float[1,16] X", "float[1,3] V, int64[1,3] I", "V, I = TopK <k = 3> (X)"), "TopK", "k") == "3");
+  CHECK(moved_fact(model(10, "float[1,16] X", "float[1,3] V, int64[1,3] I",
+                         "K = Constant <value = int64[1] {3}> ()\nV, I = TopK (X, K)"),
+                   "TopK", "k") == "3");
+
+  // Upsample `scales` at 9; Resize `scales` (input 1 at 10, 2 from 11) and `sizes`.
+  CHECK(moved_fact(model(8, x4, "float[1,8,12,8] Y", "Y = Upsample <scales = [1.0, 1.0, 2.0, 2.0]> (X)"), "Upsample",
+                   "scales") == "[1, 1, 2, 2]");
+  const std::string scales = "S = Constant <value = float[4] {1.0, 1.0, 2.0, 2.0}> ()\n";
+  CHECK(moved_fact(model(9, x4, "float[1,8,12,8] Y", scales + "Y = Upsample (X, S)"), "Upsample", "scales") ==
+        "[1, 1, 2, 2]");
+  CHECK(moved_fact(model(10, x4, "float[1,8,12,8] Y", scales + "Y = Resize (X, S)"), "Resize", "scales") ==
+        "[1, 1, 2, 2]");
+  CHECK(moved_fact(model(13, x4, "float[1,8,12,8] Y", scales + "Y = Resize (X, , S)"), "Resize", "scales") ==
+        "[1, 1, 2, 2]");
+  CHECK(moved_fact(model(13, x4, "float[1,8,12,8] Y",
+                         "Z = Constant <value = int64[4] {1, 8, 12, 8}> ()\nY = Resize (X, , , Z)"),
+                   "Resize", "sizes") == "[1, 8, 12, 8]");
+}
+
+TEST_CASE("consumers: the op types that read a tensor, '' for a graph output") {
+  const Linted f = facts_of(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,16,8,8] X, float[16,16,1,1] W) => (float[1,16,8,8] Y, float[1,16,8,8] C) {
+  C = Conv (X, W)
+  A = Add (X, C)
+  R = Relu (A)
+  Y = Mul (R, R)
+}
+)");
+  const Consumers consumers(f.facts);
+  const auto of = [&](size_t node, bool input, size_t k) {
+    const NodeFacts& n = f->nodes[node];
+    return consumers.of(input ? n.inputs[k] : n.outputs[k]).to_string();
+  };
+  CHECK(of(0, false, 0) == "['Add', '']");  // C: the Add and a graph output
+  CHECK(of(1, false, 0) == "['Relu']");
+  CHECK(of(2, false, 0) == "['Mul']");       // read twice by one node: once
+  CHECK(of(3, false, 0) == "['']");
+  CHECK(of(0, true, 0) == "['Conv', 'Add']");  // a graph input
+  const NodeFactSource source(f->nodes[1], "bpu", &consumers);
+  CHECK(source.element_field(intern_fact("output"), 0, intern_fact("consumers"))->to_string() == "['Relu']");
+  CHECK(node_record(f->nodes[1], "bpu").field("output")->items()[0].field("consumers")->is_unknown());
+}

@@ -363,6 +363,16 @@ void check_siblings(const std::vector<const SiblingRule*>& siblings, const FactS
     const Value applies = r.when ? eval(*r.when, record, &when_trace) : Value::of_bool(true);
     if (is_false(applies)) continue;
     const Value ok = eval(*r.require, record, &trace);
+    // A short line: the values the limit compared, not whole tensor records (a quantifier over
+    // `input` traces the list of them), which the sibling's own finding would show.
+    const auto whole_records = [](const TraceEntry& e) {
+      if (e.value.kind() == Value::Kind::Record) return true;
+      return e.value.kind() == Value::Kind::List &&
+             std::any_of(e.value.items().begin(), e.value.items().end(),
+                         [](const Value& v) { return v.kind() == Value::Kind::Record; });
+    };
+    trace.erase(std::remove_if(trace.begin(), trace.end(), whole_records), trace.end());
+    when_trace.erase(std::remove_if(when_trace.begin(), when_trace.end(), whole_records), when_trace.end());
     std::string here;
     for (const auto& t : trace) here += (here.empty() ? "" : ", ") + t.text + " = " + t.value.to_string();
     trace.insert(trace.end(), when_trace.begin(), when_trace.end());
@@ -392,7 +402,7 @@ struct CustomOp {
 using CustomOps = std::map<std::string, CustomOp>;
 
 void check_node(const NodeFacts& n, long index, const Platform& platform, const RuleIndex& index_of, bool memoize,
-                std::vector<Diagnostic>& out) {
+                const Consumers* consumers, std::vector<Diagnostic>& out) {
   // Constant-folded nodes and runtime shape arithmetic never reach the BPU
   // or the CPU as such: no placement note, no rule.
   if (n.fold != Fold::None) return;
@@ -422,7 +432,7 @@ void check_node(const NodeFacts& n, long index, const Platform& platform, const 
   }  // custom-domain ops: once per op type, added by add_custom_op_notes
   if (plan.rules != nullptr || plan.siblings != nullptr || !index_of.any_op.empty()) {
     // Facts are read from the node as the rules ask for them, and dropped after: memory stays flat.
-    const NodeFactSource record(n, op_class);
+    const NodeFactSource record(n, op_class, consumers);
     CheckMemo* memo = memoize && n.domain.empty() && plan.memo->worthwhile() ? plan.memo.get() : nullptr;
     const std::vector<Diagnostic>* known = memo != nullptr ? memo->find(record) : nullptr;
     if (known != nullptr) {
@@ -540,9 +550,10 @@ std::vector<Diagnostic> with_model_level(const ModelFacts& facts, const RuleInde
 
 std::vector<Diagnostic> evaluate(const ModelFacts& facts, const Platform& platform, bool memoize) {
   const RuleIndex index(platform);
+  const Consumers consumers(facts);
   std::vector<Diagnostic> nodes;
   for (size_t i = 0; i < facts.nodes.size(); ++i) {
-    check_node(facts.nodes[i], static_cast<long>(i), platform, index, memoize, nodes);
+    check_node(facts.nodes[i], static_cast<long>(i), platform, index, memoize, &consumers, nodes);
   }
   return with_model_level(facts, index, std::move(nodes));
 }
@@ -557,7 +568,7 @@ namespace {
 class ChunkedChecks {
  public:
   ChunkedChecks(const ModelFacts& facts, const Platform& platform, FactProgress& progress)
-      : facts_(facts), platform_(platform), progress_(progress) {}
+      : facts_(facts), platform_(platform), progress_(progress), consumers_(facts, &progress) {}
 
   struct Run {
     size_t first_chunk = 0;
@@ -575,7 +586,7 @@ class ChunkedChecks {
       if (runs.empty() || runs.back().first_chunk + runs.back().chunks != chunk) runs.push_back({chunk, 0, {}});
       Run& run = runs.back();
       for (size_t i = first; i < first + kChunk && progress_.wait_for(i); ++i) {
-        check_node(facts_.nodes[i], static_cast<long>(i), platform_, index, true, run.found);
+        check_node(facts_.nodes[i], static_cast<long>(i), platform_, index, true, &consumers_, run.found);
       }
       ++run.chunks;
     }
@@ -602,6 +613,7 @@ class ChunkedChecks {
   const ModelFacts& facts_;
   const Platform& platform_;
   FactProgress& progress_;
+  const Consumers consumers_;  // the first Add that asks waits for the walk to end
   std::atomic<size_t> next_{0};
 };
 

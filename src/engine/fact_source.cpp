@@ -7,6 +7,11 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <functional>
+#include <limits>
 #include <set>
 #include <string_view>
 #include <unordered_set>
@@ -78,13 +83,13 @@ Value constant_value(const TensorFacts& t) {
 }
 
 // The fields of a tensor's record (`input[k].dtype`...): one list for the record and the typed reads.
-enum class TensorField { Name, Present, Const, Dtype, Shape, Rank, Value, From1d2dInput, Producer };
+enum class TensorField { Name, Present, Const, Dtype, Shape, Rank, Value, From1d2dInput, Producer, Consumers };
 const std::vector<std::pair<std::string, TensorField>>& tensor_fields() {
   static const std::vector<std::pair<std::string, TensorField>> kFields = {
       {"name", TensorField::Name},   {"present", TensorField::Present}, {"const", TensorField::Const},
       {"dtype", TensorField::Dtype}, {"shape", TensorField::Shape},     {"rank", TensorField::Rank},
       {"value", TensorField::Value}, {"from_1d_2d_input", TensorField::From1d2dInput},
-      {"producer", TensorField::Producer}};
+      {"producer", TensorField::Producer}, {"consumers", TensorField::Consumers}};
   return kFields;
 }
 
@@ -106,8 +111,10 @@ ReservedFact reserved_fact(FactId id) {
 }
 
 // One field of a tensor's record; tensor_record is these fields together.
-Value tensor_field(const TensorFacts& t, TensorField field) {
+Value tensor_field(const TensorFacts& t, TensorField field, const Consumers* consumers) {
   switch (field) {
+    case TensorField::Consumers:
+      return consumers != nullptr ? consumers->of(t) : Value::unknown("consumers not known here");
     case TensorField::Name: return Value::of_string(std::string(t.name));
     case TensorField::Present: return Value::of_bool(!t.name.empty());
     case TensorField::Producer:
@@ -134,7 +141,7 @@ Value tensor_field(const TensorFacts& t, TensorField field) {
   }
 }
 
-Value tensor_record(const TensorFacts& t) {
+Value tensor_record(const TensorFacts& t, const Consumers* consumers = nullptr) {
   // Filled in name order, as a record keeps its fields: no search, no shifting.
   static const std::vector<std::pair<std::string, TensorField>> kSorted = [] {
     auto fields = tensor_fields();
@@ -143,7 +150,7 @@ Value tensor_record(const TensorFacts& t) {
   }();
   Value record = Value::of_record({});
   Value::Fields& fields = record.fields();
-  for (const auto& [name, field] : kSorted) fields.emplace_back(name, tensor_field(t, field));
+  for (const auto& [name, field] : kSorted) fields.emplace_back(name, tensor_field(t, field, consumers));
   return record;
 }
 
@@ -260,6 +267,221 @@ void resolve_conv_defaults(const std::string& op, Value& rec) {
       rec.set("pads", Value::unknown("pads derived from auto_pad " + mode));
     }
   }
+}
+
+
+// ---- one fact whatever the opset ------------------------------------------
+// An attribute an opset moved to an input (fact_names.h: ReduceMean `axes` at 18, Pad `pads` at 11,
+// TopK `k` at 10, ...) is read by the attribute's name in both forms, from the input's constant in
+// the input form; what an absent one means (all axes, equal parts, steps of 1) is resolved here too,
+// so a rule writes one expression for every opset.
+
+// Reads the node's own attribute or the schema default (an unset one unknown); false: no such attribute.
+using AttributeReader = std::function<bool(const std::string&, Value&)>;
+
+Value float_constant(const TensorFacts& t, bool scalar) {
+  constexpr int64_t kMaxElements = 64;
+  if (t.data == nullptr) {
+    return Value::unknown(t.is_const ? "'" + std::string(t.name) + "' is not an inline constant"
+                                     : "'" + std::string(t.name) + "' is computed at runtime");
+  }
+  std::vector<double> values;
+  std::string why;
+  if (!tensor_values(*t.data, values, why, kMaxElements)) return Value::unknown("'" + std::string(t.name) + "': " + why);
+  if (scalar) {
+    if (values.size() != 1) return Value::unknown("'" + std::string(t.name) + "' does not hold one value");
+    return Value::of_float(values[0]);
+  }
+  std::vector<Value> items;
+  items.reserve(values.size());
+  for (double v : values) items.push_back(Value::of_float(v));
+  return Value::of_list(std::move(items));
+}
+
+// The input's value in the form the attribute had.
+Value input_form_value(const TensorFacts& t, InputForm form) {
+  switch (form) {
+    case InputForm::Float: return float_constant(t, true);
+    case InputForm::Floats: return float_constant(t, false);
+    default: break;
+  }
+  Value v = constant_value(t);
+  if (v.is_unknown()) {
+    if (!t.is_const && t.values == nullptr) return Value::unknown("'" + std::string(t.name) + "' is computed at runtime");
+    return v;
+  }
+  if (form == InputForm::Int) {
+    if (v.items().size() != 1) return Value::unknown("'" + std::string(t.name) + "' does not hold one value");
+    return v.items()[0];
+  }
+  return v;
+}
+
+bool is_reduce(std::string_view op) { return op.size() > 6 && op.substr(0, 6) == "Reduce"; }
+
+Value int_range(int64_t n) {
+  std::vector<Value> items;
+  for (int64_t i = 0; i < n; ++i) items.push_back(Value::of_int(i));
+  return Value::of_list(std::move(items));
+}
+
+// The names resolve_opset_form answers for `op` (node_record lists them all); nullptr: none.
+const std::vector<std::string>* opset_form_names(const std::string& op) {
+  static const std::map<std::string, std::vector<std::string>> kNames = [] {
+    std::map<std::string, std::vector<std::string>> names;
+    for (const auto& a : input_attributes()) {
+      auto& list = names[a.op];
+      if (std::find(list.begin(), list.end(), a.name) == list.end()) list.emplace_back(a.name);
+    }
+    names["Split"].emplace_back("num_outputs");
+    return names;
+  }();
+  auto it = kNames.find(op);
+  return it == kNames.end() ? nullptr : &it->second;
+}
+
+// Whether `name` on `n` is one of these facts; then `out` is its value.
+bool resolve_opset_form(const NodeFacts& n, const std::string& name, const AttributeReader& attribute, Value& out) {
+  if (!n.domain.empty()) return false;
+  const std::vector<std::string>* names = opset_form_names(n.op_type);
+  if (names == nullptr || std::find(names->begin(), names->end(), name) == names->end()) return false;
+  const std::string& op = n.op_type;
+  const auto input_at = [&](int i) -> const TensorFacts* {
+    return i >= 0 && static_cast<size_t>(i) < n.inputs.size() && !n.inputs[i].name.empty() ? &n.inputs[i] : nullptr;
+  };
+  // Given by the node: the input in the input form, else the attribute it sets.
+  bool given = false;
+  if (const InputAttribute* moved = input_attribute(op, name, n.opset)) {
+    if (const TensorFacts* t = input_at(moved->input)) {
+      out = input_form_value(*t, moved->form);
+      given = true;
+    }
+  } else if (n.proto != nullptr) {
+    for (const auto& a : n.proto->attribute()) {
+      if (a.name() == name) given = true;
+    }
+    if (given) attribute(name, out);
+  }
+  const auto int_attribute = [&](const char* attr, int64_t fallback) {
+    Value v;
+    return attribute(attr, v) && v.kind() == Value::Kind::Int ? v.as_int() : fallback;
+  };
+  Value rank;
+  const Value shape = n.inputs.empty() ? Value::unknown("no input") : shape_value(n.inputs[0].type, &rank);
+
+  if (is_reduce(op) && name == "axes") {
+    if (given && !(out.kind() == Value::Kind::List && out.items().empty())) return true;
+    // Absent or empty: every axis, or none (an identity) with noop_with_empty_axes = 1.
+    if (int_attribute("noop_with_empty_axes", 0) == 1) {
+      out = Value::of_list({});
+    } else if (rank.kind() == Value::Kind::Int) {
+      out = int_range(rank.as_int());
+    } else {
+      out = Value::unknown("no axes: all axes of an input of unknown rank");
+    }
+    return true;
+  }
+  if (given) {
+    if (op == "Pad" && name == "pads" && n.opset >= 18 && out.kind() == Value::Kind::List) {
+      // Pad-18's `axes` (input 3): pads for those axes only, spread here over every axis.
+      if (const TensorFacts* axes_input = input_at(3)) {
+        const Value axes = input_form_value(*axes_input, InputForm::Ints);
+        if (axes.kind() != Value::Kind::List || rank.kind() != Value::Kind::Int) {
+          out = Value::unknown("pads for the axes '" + std::string(axes_input->name) + "' of an input of unknown rank");
+          return true;
+        }
+        const int64_t r = rank.as_int();
+        const auto& a = axes.items();
+        if (out.items().size() != 2 * a.size()) {
+          out = Value::unknown("pads and axes differ in length");
+          return true;
+        }
+        std::vector<Value> full(static_cast<size_t>(2 * r), Value::of_int(0));
+        for (size_t i = 0; i < a.size(); ++i) {
+          if (a[i].kind() != Value::Kind::Int || a[i].as_int() < -r || a[i].as_int() >= r) {
+            out = Value::unknown("pad axes not known");
+            return true;
+          }
+          const auto axis = static_cast<size_t>((a[i].as_int() + r) % r);
+          full[axis] = out.items()[i];
+          full[axis + static_cast<size_t>(r)] = out.items()[i + a.size()];
+        }
+        out = Value::of_list(std::move(full));
+      }
+    }
+    return true;
+  }
+  // Absent: what the op does without it.
+  const auto count_of = [](const Value& v) -> long { return v.kind() == Value::Kind::List ? static_cast<long>(v.items().size()) : -1; };
+  if (op == "Split" && (name == "num_outputs" || name == "split")) {
+    Value num;
+    const bool num_set = n.proto != nullptr && std::any_of(n.proto->attribute().begin(), n.proto->attribute().end(),
+                                                           [](const auto& a) { return a.name() == "num_outputs"; });
+    if (num_set) attribute("num_outputs", num);
+    const int64_t parts = num_set && num.kind() == Value::Kind::Int ? num.as_int() : static_cast<int64_t>(n.outputs.size());
+    if (name == "num_outputs") {
+      out = Value::of_int(parts);
+      return true;
+    }
+    // Equal parts; from opset 18 the last one is smaller when the axis does not divide evenly.
+    int64_t axis = int_attribute("axis", 0);
+    const int64_t r = rank.kind() == Value::Kind::Int ? rank.as_int() : -1;
+    if (r <= 0 || axis < -r || axis >= r || parts <= 0) {
+      out = Value::unknown("no split: the parts of an input of unknown shape");
+      return true;
+    }
+    const Value& dim = shape.items()[static_cast<size_t>((axis + r) % r)];
+    if (dim.kind() != Value::Kind::Int) {
+      out = Value::unknown("no split: equal parts of an unknown dim");
+      return true;
+    }
+    const int64_t chunk = (dim.as_int() + parts - 1) / parts;
+    std::vector<Value> sizes;
+    for (int64_t i = 0; i < parts; ++i) sizes.push_back(Value::of_int(std::max<int64_t>(0, std::min(chunk, dim.as_int() - i * chunk))));
+    out = Value::of_list(std::move(sizes));
+    return true;
+  }
+  if (op == "Slice" && (name == "axes" || name == "steps")) {
+    Value starts;
+    resolve_opset_form(n, "starts", attribute, starts);
+    const long count = count_of(starts);
+    if (count < 0) {
+      out = Value::unknown("no " + name + ": one per start, and the starts are not known");
+    } else {
+      out = name == "axes" ? int_range(count) : Value::of_list(std::vector<Value>(static_cast<size_t>(count), Value::of_int(1)));
+    }
+    return true;
+  }
+  if (op == "Squeeze" && name == "axes") {
+    // Every dim of size 1.
+    if (shape.kind() != Value::Kind::List) {
+      out = Value::unknown("no axes: the dims of size 1 of an input of unknown shape");
+      return true;
+    }
+    std::vector<Value> ones;
+    for (size_t i = 0; i < shape.items().size(); ++i) {
+      if (shape.items()[i].kind() != Value::Kind::Int) {
+        out = Value::unknown("no axes: the dims of size 1, and a dim is not known");
+        return true;
+      }
+      if (shape.items()[i].as_int() == 1) ones.push_back(Value::of_int(static_cast<int64_t>(i)));
+    }
+    out = Value::of_list(std::move(ones));
+    return true;
+  }
+  if (op == "Clip" && (name == "min" || name == "max")) {
+    out = Value::of_float(name == "min" ? std::numeric_limits<float>::lowest() : std::numeric_limits<float>::max());
+    return true;
+  }
+  if (op == "Pad" && name == "value") {
+    out = Value::of_float(0.0);
+    return true;
+  }
+  if (input_attribute(op, name, n.opset) == nullptr) return attribute(name, out);  // the attribute form: its default
+  out = Value::unknown(op == "Resize" ? "'" + name + "' not given (the Resize sets " +
+                                            std::string(name == "scales" ? "sizes" : "scales") + ")"
+                                      : "input for '" + name + "' not given");
+  return true;
 }
 
 Value io_list(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& values,
@@ -416,7 +638,8 @@ FactSelection FactSelection::of(const std::set<std::string>& names) {
   return f;
 }
 
-Value node_record(const NodeFacts& n, const std::string& op_class, const FactSelection& select) {
+Value node_record(const NodeFacts& n, const std::string& op_class, const FactSelection& select,
+                  const Consumers* consumers) {
   // Conv-like defaults read the weight shape, so their attributes need the inputs.
   const bool conv_like = n.domain.empty() && conv_kind(n.op_type) != ConvKind::None;
 
@@ -430,13 +653,13 @@ Value node_record(const NodeFacts& n, const std::string& op_class, const FactSel
   if (select.input || (conv_like && select.attributes)) {
     std::vector<Value> ins;
     ins.reserve(n.inputs.size());
-    for (const auto& t : n.inputs) ins.push_back(tensor_record(t));
+    for (const auto& t : n.inputs) ins.push_back(tensor_record(t, consumers));
     rec.set("input", Value::of_list(std::move(ins)));
   }
   if (select.output) {
     std::vector<Value> outs;
     outs.reserve(n.outputs.size());
-    for (const auto& t : n.outputs) outs.push_back(tensor_record(t));
+    for (const auto& t : n.outputs) outs.push_back(tensor_record(t, consumers));
     rec.set("output", Value::of_list(std::move(outs)));
   }
   if (!select.attributes) return rec;
@@ -463,6 +686,21 @@ Value node_record(const NodeFacts& n, const std::string& op_class, const FactSel
     }
   }
   if (conv_like && schema != nullptr) resolve_conv_defaults(n.op_type, rec);
+  // Attributes an opset moved to an input, and what an absent one means: as NodeFactSource does.
+  const std::vector<std::string>* moved = n.domain.empty() ? opset_form_names(n.op_type) : nullptr;
+  if (moved != nullptr) {
+    const Value plain = rec;
+    const AttributeReader read = [&](const std::string& name, Value& out) {
+      const Value* v = plain.field(name);
+      if (v == nullptr) return false;
+      out = *v;
+      return true;
+    };
+    for (const auto& name : *moved) {
+      Value v;
+      if (reserved_node_facts().count(name) == 0 && resolve_opset_form(n, name, read, v)) rec.set(name, std::move(v));
+    }
+  }
   return rec;
 }
 
@@ -491,7 +729,7 @@ const Value* NodeFactSource::element_field(FactId list, size_t index, FactId fie
   const Element* seen =
       elements_.find([&](const Element& e) { return e.list == list && e.index == index && e.field == field; });
   if (seen != nullptr) return &seen->value;
-  return &elements_.push_back({list, index, field, tensor_field(tensors[index], f->second)}).value;
+  return &elements_.push_back({list, index, field, tensor_field(tensors[index], f->second, consumers_)}).value;
 }
 
 long NodeFactSource::list_size(FactId list) const {
@@ -513,8 +751,16 @@ const Value* NodeFactSource::fact(FactId id, const std::string& name) const {
 }
 
 // As node_record: the node's attribute (the last of that name) over the
-// schema's default, an unset schema attribute unknown.
+// schema's default, an unset schema attribute unknown; an attribute an
+// opset moved to an input read from that input (resolve_opset_form).
 bool NodeFactSource::attribute(const std::string& name, Value& out) const {
+  if (resolve_opset_form(node_, name, [this](const std::string& a, Value& v) { return plain_attribute(a, v); }, out)) {
+    return true;
+  }
+  return plain_attribute(name, out);
+}
+
+bool NodeFactSource::plain_attribute(const std::string& name, Value& out) const {
   const onnx::AttributeProto* found = nullptr;
   if (node_.proto != nullptr) {
     for (const auto& a : node_.proto->attribute()) {
@@ -550,7 +796,7 @@ bool NodeFactSource::compute(FactId id, const std::string& name, Value& out) con
       const auto& tensors = which == kInput ? n.inputs : n.outputs;
       std::vector<Value> items;
       items.reserve(tensors.size());
-      for (const auto& t : tensors) items.push_back(tensor_record(t));
+      for (const auto& t : tensors) items.push_back(tensor_record(t, consumers_));
       out = Value::of_list(std::move(items));
       return true;
     }
@@ -587,6 +833,77 @@ bool NodeFactSource::compute(FactId id, const std::string& name, Value& out) con
     return true;
   }
   return attribute(name, out);
+}
+
+// ---- consumers ---------------------------------------------------------------
+
+// Readers by tensor name (names are single-assignment in a valid model, subgraphs included): the
+// nodes that take it as an input, a subgraph's owner for the subgraph's outputs, kGraphOutput for
+// the main graph's outputs.
+class ConsumerIndex {
+ public:
+  static constexpr uint32_t kGraphOutput = UINT32_MAX;
+
+  explicit ConsumerIndex(const ModelFacts& facts) {
+    for (size_t i = 0; i < facts.nodes.size(); ++i) {
+      const NodeFacts& n = facts.nodes[i];
+      for (const auto& t : n.inputs) {
+        if (!t.name.empty()) add(t.name, static_cast<uint32_t>(i));
+      }
+      if (n.proto == nullptr) continue;
+      for (const auto& a : n.proto->attribute()) {
+        if (a.has_g()) add_outputs(a.g(), static_cast<uint32_t>(i));
+        for (const auto& g : a.graphs()) add_outputs(g, static_cast<uint32_t>(i));
+      }
+    }
+    if (const Value* outputs = facts.model.field("output")) {
+      for (const auto& o : outputs->items()) {
+        const Value* name = o.field("name");
+        if (name != nullptr && name->kind() == Value::Kind::String) {
+          output_names_.push_back(name->as_string());
+        }
+      }
+      for (const auto& name : output_names_) add(name, kGraphOutput);
+    }
+  }
+
+  const std::vector<uint32_t>* readers(std::string_view name) const {
+    auto it = readers_.find(name);
+    return it == readers_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  void add(std::string_view name, uint32_t reader) {
+    auto& list = readers_[name];
+    if (list.empty() || list.back() != reader) list.push_back(reader);
+  }
+  void add_outputs(const onnx::GraphProto& g, uint32_t owner) {
+    for (const auto& o : g.output()) add(o.name(), owner);
+  }
+
+  std::deque<std::string> output_names_;  // the keys above view them
+  std::unordered_map<std::string_view, std::vector<uint32_t>> readers_;
+};
+
+Consumers::Consumers(const ModelFacts& facts, FactProgress* progress) : facts_(facts), progress_(progress) {}
+Consumers::~Consumers() = default;
+
+Value Consumers::of(const TensorFacts& t) const {
+  if (t.name.empty()) return Value::unknown("optional input not present");
+  std::call_once(once_, [this] {
+    // Readers come later in the graph: wait for the walk to end (published never passes SIZE_MAX).
+    if (progress_ != nullptr) progress_->wait_for(SIZE_MAX);
+    index_ = std::make_unique<ConsumerIndex>(facts_);
+  });
+  std::vector<Value> ops;
+  if (const std::vector<uint32_t>* readers = index_->readers(t.name)) {
+    for (uint32_t r : *readers) {
+      ops.push_back(Value::of_string(r == ConsumerIndex::kGraphOutput || r >= facts_.nodes.size()
+                                         ? std::string()
+                                         : facts_.nodes[r].op_type));
+    }
+  }
+  return Value::of_list(std::move(ops));
 }
 
 std::string dtype_name(int32_t t) {

@@ -137,6 +137,15 @@ std::string docs_index_markdown(const RuleDatabase& db) {
   for (const auto& f : fact_vocabulary()) {
     out << "| `" << f.name << "` | " << fact_scope_name(f.scope) << " | " << f.type << " | " << f.doc << " |\n";
   }
+  out << "\n### Attributes that moved to inputs\n\n"
+      << "One fact whatever the opset: from the opset given, these attributes are an input of the node, and a\n"
+      << "rule reads them by the attribute's name in both forms (the input's constant value in the input form;\n"
+      << "unknown when it is computed at runtime). Where the node gives neither, the fact is what the op does\n"
+      << "without it. Split's `num_outputs` (an attribute from opset 18) is the number of outputs when not set.\n\n"
+      << "| op | fact | input from opset | when absent |\n|---|---|---|---|\n";
+  for (const auto& a : input_attributes()) {
+    out << "| " << a.op << " | `" << a.name << "` | input " << a.input << " from " << a.since << " | " << a.absent << " |\n";
+  }
   return out.str();
 }
 

@@ -42,6 +42,8 @@ const std::vector<FactInfo>& fact_vocabulary() {
       {"from_1d_2d_input", FactScope::Tensor, "bool",
        "A rank-1/2 model input, or a rank-1/2 tensor computed from one: what Bernoulli2 has no NHWC layout for."},
       {"producer", FactScope::Tensor, "string", "The op type of the node that writes it; '' for a model input or an initializer."},
+      {"consumers", FactScope::Tensor, "list of string",
+       "The op types of the nodes that read it, in graph order, one per node; '' for a graph output (`consumers == ['Relu']`)."},
       {"ir_version", FactScope::Model, "int", "The model's IR version."},
       {"opset", FactScope::Model, "int", "The default-domain opset the model imports."},
       {"input", FactScope::Model, "list of tensors", "The model's inputs (initializers listed as inputs excluded)."},
@@ -66,6 +68,45 @@ const std::set<std::string>& model_facts() {
 const std::set<std::string>& tensor_fact_fields() {
   static const std::set<std::string> names = names_of(FactScope::Tensor);
   return names;
+}
+
+const std::vector<InputAttribute>& input_attributes() {
+  static const std::vector<InputAttribute> table = [] {
+    using F = InputForm;
+    std::vector<InputAttribute> t;
+    const char* const all_axes = "all axes (none with noop_with_empty_axes = 1)";
+    for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+                           "ReduceLogSumExp", "ReduceSumSquare"}) {
+      t.push_back({op, "axes", 1, 18, F::Ints, all_axes});
+    }
+    t.push_back({"ReduceSum", "axes", 1, 13, F::Ints, all_axes});
+    t.push_back({"Squeeze", "axes", 1, 13, F::Ints, "every dim of size 1"});
+    t.push_back({"Unsqueeze", "axes", 1, 13, F::Ints, "(required)"});
+    t.push_back({"Split", "split", 1, 13, F::Ints, "equal parts, one per output (num_outputs at 18)"});
+    t.push_back({"Pad", "pads", 1, 11, F::Ints, "(required); with `axes` (input 3, opset 18) spread over every axis"});
+    t.push_back({"Pad", "value", 2, 11, F::Float, "0"});
+    t.push_back({"Clip", "min", 1, 11, F::Float, "the lowest float"});
+    t.push_back({"Clip", "max", 2, 11, F::Float, "the highest float"});
+    t.push_back({"Slice", "starts", 1, 10, F::Ints, "(required)"});
+    t.push_back({"Slice", "ends", 2, 10, F::Ints, "(required)"});
+    t.push_back({"Slice", "axes", 3, 10, F::Ints, "0, 1, ... one per start"});
+    t.push_back({"Slice", "steps", 4, 10, F::Ints, "1 for each start (always 1 before opset 10)"});
+    t.push_back({"TopK", "k", 1, 10, F::Int, "(required)"});
+    t.push_back({"Upsample", "scales", 1, 9, F::Floats, "(required)"});
+    t.push_back({"Resize", "scales", 1, 10, F::Floats, "(required)"});
+    t.push_back({"Resize", "scales", 2, 11, F::Floats, "unknown when `sizes` is given"});
+    t.push_back({"Resize", "sizes", 3, 11, F::Ints, "unknown when `scales` is given"});
+    return t;
+  }();
+  return table;
+}
+
+const InputAttribute* input_attribute(const std::string& op, const std::string& name, int64_t opset) {
+  const InputAttribute* best = nullptr;
+  for (const auto& a : input_attributes()) {
+    if (op == a.op && name == a.name && a.since <= opset && (best == nullptr || a.since > best->since)) best = &a;
+  }
+  return best;
 }
 
 }  // namespace bpulint

@@ -2,6 +2,8 @@
 
 #include <onnx/defs/schema.h>
 
+#include "bpulint/rules/fact_names.h"
+
 
 namespace bpulint {
 
@@ -21,6 +23,14 @@ std::set<std::string> onnx_attribute_names(const std::string& op, const std::str
     if (schema == nullptr) break;
     for (const auto& a : schema->attributes()) names.insert(a.first);
     v = schema->SinceVersion() - 1;
+  }
+  // What later opsets give as an input is read by the attribute's name (fact_names.h), and Split's
+  // opset-18 `num_outputs` (newer than the ONNX library) too.
+  if (domain.empty()) {
+    for (const auto& a : input_attributes()) {
+      if (op == a.op) names.insert(a.name);
+    }
+    if (op == "Split") names.insert("num_outputs");
   }
   return names;
 }

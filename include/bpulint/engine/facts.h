@@ -230,6 +230,27 @@ class FactProgress {
   std::condition_variable changed_;
 };
 
+// Who reads each tensor (the rule field `consumers`): consumers come later in
+// the graph, so they are known once the walk is over. Built on first need,
+// once, from any thread; with `progress` (evaluation beside the walk) the
+// first reader waits for the walk to end.
+class ConsumerIndex;
+class Consumers {
+ public:
+  explicit Consumers(const ModelFacts& facts, FactProgress* progress = nullptr);
+  ~Consumers();
+  Consumers(const Consumers&) = delete;
+  Consumers& operator=(const Consumers&) = delete;
+  // The op types of the nodes that read `t`, in walk order, one per node; '' for a graph output.
+  Value of(const TensorFacts& t) const;
+
+ private:
+  const ModelFacts& facts_;
+  FactProgress* progress_;
+  mutable std::once_flag once_;
+  mutable std::unique_ptr<ConsumerIndex> index_;
+};
+
 // Returns false with a one-line error when --input-shape names no graph input
 // or conflicts with a static dim. `loaded` must outlive `out`.
 bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelFacts& out, std::string& error,
@@ -248,8 +269,9 @@ struct FactSelection {
   static FactSelection of(const std::set<std::string>& names);
 };
 
+// `consumers`: where the tensors' `consumers` come from; without it they are unknown.
 Value node_record(const NodeFacts& node, const std::string& op_class,
-                  const FactSelection& select = FactSelection::all());
+                  const FactSelection& select = FactSelection::all(), const Consumers* consumers = nullptr);
 
 // reserved_node_facts(): the root facts node_record always provides (fact_names.h).
 
@@ -294,18 +316,21 @@ class StableList {
 // attribute. Reads the NodeFacts directly; one source per node, one thread.
 class NodeFactSource final : public FactSource {
  public:
-  NodeFactSource(const NodeFacts& node, const std::string& op_class) : node_(node), op_class_(op_class) {}
+  NodeFactSource(const NodeFacts& node, const std::string& op_class, const Consumers* consumers = nullptr)
+      : node_(node), op_class_(op_class), consumers_(consumers) {}
   const Value* fact(FactId id, const std::string& name) const override;
   const Value* element_field(FactId list, size_t index, FactId field) const override;
   long list_size(FactId list) const override;
 
  private:
   bool compute(FactId id, const std::string& name, Value& out) const;
-  bool attribute(const std::string& name, Value& out) const;  // the node's, else the schema default
+  bool attribute(const std::string& name, Value& out) const;  // the node's, else the schema default; input forms
+  bool plain_attribute(const std::string& name, Value& out) const;  // the node's, else the schema default
   const onnx::OpSchema* schema() const;
 
   const NodeFacts& node_;
   const std::string& op_class_;
+  const Consumers* consumers_;
   struct Entry {
     FactId id{};
     bool present = false;

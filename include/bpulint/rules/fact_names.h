@@ -5,6 +5,7 @@
 // without the facts engine.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,5 +32,28 @@ const std::vector<FactInfo>& fact_vocabulary();
 const std::set<std::string>& reserved_node_facts();  // FactScope::Node
 const std::set<std::string>& model_facts();          // FactScope::Model
 const std::set<std::string>& tensor_fact_fields();   // FactScope::Tensor
+
+// Attributes an opset moved to an input (ReduceMean `axes` at 18, Pad `pads` at 11, ...): the rules
+// read one fact by the attribute's name whichever form the node uses, the input's constant value in
+// the input form. Also the few values only ever given as inputs that rules read by name (Slice
+// `steps`, Resize `scales`/`sizes`).
+enum class InputForm {
+  Ints,    // a list of integers (axes, pads, split, starts, ...)
+  Int,     // one integer, from a 1-element tensor (TopK k)
+  Floats,  // a list of floats (scales)
+  Float,   // one float, from a scalar or 1-element tensor (Clip min/max)
+};
+struct InputAttribute {
+  const char* op;
+  const char* name;  // the fact, spelled as the attribute was
+  int input;         // the input that holds it, from `since` on
+  int since;         // the first default-domain opset of the input form
+  InputForm form;
+  const char* absent;  // what an omitted input means (the docs)
+};
+const std::vector<InputAttribute>& input_attributes();
+// The input form `name` takes on `op` at `opset` (the entry with the highest `since` <= opset), or
+// nullptr when the node carries it as an attribute (or the op has no such input).
+const InputAttribute* input_attribute(const std::string& op, const std::string& name, int64_t opset);
 
 }  // namespace bpulint
