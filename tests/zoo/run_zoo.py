@@ -107,6 +107,7 @@ def summary_text(entry, meta, reports):
         lines += ["", f"[{platform}]", f"exit {exit_code}",
                   f"nodes {s['nodes']}: bpu {s['bpu_nodes']}, cpu {s['cpu_nodes']}, folded {s['folded_nodes']}, "
                   f"unknown {s['unknown_nodes']}, runtime_shape {s['runtime_shape_nodes']}, "
+                  f"data_shape {s['data_shape_nodes']}, "
                   f"no_compile {s['no_compile_nodes']}; cpu_islands {s['cpu_islands']}",
                   f"errors {s['errors']}, warnings {s['warnings']}, notes {s['notes']}, unverified {s['unverified']}"]
         findings = {}
