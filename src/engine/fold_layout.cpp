@@ -4,6 +4,7 @@
 // Expand / Tile, Pad, TopK and NonZero. Each reads its attributes in every
 // opset's form (an attribute that later became an input).
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "fold_kernel.h"
@@ -251,15 +252,18 @@ bool k_slice(const Ctx& c, Out& out) {
     int64_t s = starts[i], e = ends[i];
     if (s < 0) s += d;
     if (e < 0) e += d;
-    int64_t n = 0;
-    if (steps[i] > 0) {
+    int64_t n = 0;  // counted without overflow, whatever the step
+    if (d == 0) {
+      s = 0;
+    } else if (steps[i] > 0) {
       s = std::clamp<int64_t>(s, 0, d);
       e = std::clamp<int64_t>(e, 0, d);
-      n = e > s ? (e - s + steps[i] - 1) / steps[i] : 0;
+      n = e > s ? 1 + (e - s - 1) / steps[i] : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, d - 1);
       e = std::clamp<int64_t>(e, -1, d - 1);
-      n = s > e ? (s - e + (-steps[i]) - 1) / (-steps[i]) : 0;
+      const int64_t back = steps[i] == INT64_MIN ? INT64_MAX : -steps[i];
+      n = s > e ? 1 + (s - e - 1) / back : 0;
     }
     first[static_cast<size_t>(a)] = s;
     step[static_cast<size_t>(a)] = steps[i];
@@ -537,10 +541,12 @@ bool k_split(const Ctx& c, Out& out) {
     if (c.opset < 18 && len % n != 0) return false;
     for (int64_t i = 0; i < n; ++i) split.push_back(std::max<int64_t>(0, std::min(part, len - part * i)));
   }
-  if (static_cast<int64_t>(split.size()) != n ||
-      std::accumulate(split.begin(), split.end(), int64_t{0}) != len) {
-    return false;
+  int64_t total = 0;
+  for (int64_t part : split) {
+    if (part < 0 || part > len) return false;
+    total += part;
   }
+  if (static_cast<int64_t>(split.size()) != n || total != len) return false;
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= x->dims[static_cast<size_t>(i)];
   for (int64_t i = axis + 1; i < rank; ++i) inner *= x->dims[static_cast<size_t>(i)];
@@ -633,6 +639,9 @@ bool k_pad(const Ctx& c, Out& out) {
   for (int64_t i = 0; i < na; ++i) {
     int64_t a = axes[static_cast<size_t>(i)];
     if (!normalize_axis(a, rank)) return false;
+    for (int64_t p : {pads[static_cast<size_t>(i)], pads[static_cast<size_t>(i + na)]}) {
+      if (p < -kMaxFoldElements || p > kMaxFoldElements) return false;  // the result would be out of bounds anyway
+    }
     begin[static_cast<size_t>(a)] = pads[static_cast<size_t>(i)];
     end[static_cast<size_t>(a)] = pads[static_cast<size_t>(i + na)];
   }

@@ -1,5 +1,5 @@
 // Fold kernels that compute values: element-wise arithmetic, math,
-// comparisons and logic (with broadcasting), Cast, Where, Reduce*,
+// comparisons and logic (with broadcasting), Clip, Cast, Where, Reduce*,
 // ArgMax/ArgMin, CumSum and Range. Integers wrap as C++ casts do in ONNX
 // Runtime; FLOAT results round to float after every operation.
 #include <algorithm>
@@ -294,6 +294,32 @@ bool k_where(const Ctx& c, std::vector<ConstTensor>& out) {
   return true;
 }
 
+// Clip: bounds as attributes before opset 11, as optional scalar inputs after.
+bool k_clip(const Ctx& c, std::vector<ConstTensor>& out) {
+  const ConstTensor* x = c.input(0);
+  if (x == nullptr || x->dtype == T::BOOL) return false;
+  ConstTensor r = *x;
+  double lo = -INFINITY, hi = INFINITY;
+  int64_t ilo = std::numeric_limits<int64_t>::min(), ihi = std::numeric_limits<int64_t>::max();
+  if (c.opset < 11) {
+    if (!x->is_real()) return false;
+    lo = c.float_attr("min", -std::numeric_limits<float>::max());
+    hi = c.float_attr("max", std::numeric_limits<float>::max());
+  } else {
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      if (i >= c.in.size() || c.node.input(static_cast<int>(i)).empty()) continue;
+      const ConstTensor* b = c.input(i);
+      if (b == nullptr || b->dtype != x->dtype || b->size() != 1) return false;
+      if (x->is_real()) (i == 1 ? lo : hi) = b->reals[0];
+      else (i == 1 ? ilo : ihi) = b->ints[0];
+    }
+  }
+  for (double& v : r.reals) v = std::min(std::max(v, lo), hi);
+  for (int64_t& v : r.ints) v = std::min(std::max(v, ilo), ihi);
+  out.push_back(std::move(r));
+  return true;
+}
+
 // ---- Cast -------------------------------------------------------------------
 
 // The integer range a float converts into without undefined behaviour.
@@ -428,9 +454,10 @@ bool reduce(const Ctx& c, std::vector<ConstTensor>& out, Reduce kind) {
         case Reduce::Min: a = seen[o] ? std::min(a, v) : v; break;
         case Reduce::Prod: a = seen[o] ? a * v : v; break;
         case Reduce::L1: a += std::fabs(v); break;
-        case Reduce::L2: case Reduce::SumSquare: a += v * v; break;
-        case Reduce::LogSumExp: a += std::exp(v); break;
+        case Reduce::L2: case Reduce::SumSquare: a += round_real(x->dtype, v * v); break;
+        case Reduce::LogSumExp: a += round_real(x->dtype, std::exp(v)); break;
       }
+      a = round_real(x->dtype, a);  // accumulated in the type, as ONNX Runtime's loops do
     } else {
       const int64_t v = x->ints[static_cast<size_t>(k)];
       int64_t& a = acc_i[o];
@@ -592,7 +619,7 @@ void add_math_kernels(KernelTable& t) {
   t["Equal"] = k_equal; t["Less"] = k_less; t["Greater"] = k_greater; t["LessOrEqual"] = k_less_equal;
   t["GreaterOrEqual"] = k_greater_equal; t["And"] = k_and; t["Or"] = k_or; t["Xor"] = k_xor;
   t["Min"] = k_min; t["Max"] = k_max; t["Sum"] = k_sum; t["Mean"] = k_mean; t["Where"] = k_where;
-  t["Cast"] = k_cast; t["CastLike"] = k_cast_like;
+  t["Clip"] = k_clip; t["Cast"] = k_cast; t["CastLike"] = k_cast_like;
   t["ReduceSum"] = k_reduce_sum; t["ReduceMean"] = k_reduce_mean; t["ReduceMax"] = k_reduce_max;
   t["ReduceMin"] = k_reduce_min; t["ReduceProd"] = k_reduce_prod; t["ReduceL1"] = k_reduce_l1;
   t["ReduceL2"] = k_reduce_l2; t["ReduceSumSquare"] = k_reduce_sum_square; t["ReduceLogSum"] = k_reduce_log_sum;

@@ -118,6 +118,19 @@ op("Min_single", "Min", [rand(F32, (4,))])
 for t in (F32, I64, BOOL):
     op(f"Where_{dname(t)}", "Where", [rand(BOOL, (2, 1)), rand(t, (2, 3)), rand(t, (3,))])
 
+op("Clip_attr", "Clip", [rand(F32, (3, 4))], opset=6, min=-2.0, max=3.5)
+op("Clip_inputs", "Clip", [rand(F32, (3, 4)), np.array(-1.0, F32), np.array(2.0, F32)])
+op("Clip_min_only", "Clip", [rand(F64, (5,)), np.array(0.5, F64)])
+op("Clip_int64", "Clip", [rand(I64, (6,)), None, np.array(3, I64)], opset=13)
+# torch's fake quant with a scale computed from the weight: |w|.max() / 127, clamped.
+w = rand(F32, (4, 3, 2), -3, 3)
+case("chain_weight_scale", [
+    helper.make_node("Abs", ["w"], ["a"]),
+    helper.make_node("ReduceMax", ["a"], ["m"], keepdims=0),
+    helper.make_node("Div", ["m", "q"], ["d"]),
+    helper.make_node("Clip", ["d", "eps", ""], ["y"]),
+], {"w": w, "q": np.array(127.0, F32), "eps": np.array(1e-8, F32)})
+
 # ---- Cast -------------------------------------------------------------------
 TYPES = {F32: 1, F64: 11, I8: 3, U8: 2, I32: 6, I64: 7, BOOL: 9}
 for src in TYPES:
