@@ -568,7 +568,7 @@ namespace {
 class ChunkedChecks {
  public:
   ChunkedChecks(const ModelFacts& facts, const Platform& platform, FactProgress& progress)
-      : facts_(facts), platform_(platform), progress_(progress), consumers_(facts, &progress) {}
+      : facts_(facts), platform_(platform), progress_(progress), consumers_(facts) {}
 
   struct Run {
     size_t first_chunk = 0;
@@ -613,7 +613,7 @@ class ChunkedChecks {
   const ModelFacts& facts_;
   const Platform& platform_;
   FactProgress& progress_;
-  const Consumers consumers_;  // the first Add that asks waits for the walk to end
+  const Consumers consumers_;  // read from the model itself: no wait for the walk
   std::atomic<size_t> next_{0};
 };
 

@@ -2,6 +2,7 @@
 // (fact_walk.cpp) found: a node's on demand (NodeFactSource, node_record),
 // and the model's once, over its inputs as pinned (pin_input_shapes).
 #include "bpulint/engine/facts.h"
+#include "bpulint/base/name_table.h"
 #include "bpulint/model/tensor_values.h"
 
 #include <onnx/defs/schema.h>
@@ -842,67 +843,94 @@ bool NodeFactSource::compute(FactId id, const std::string& name, Value& out) con
 // the main graph's outputs.
 class ConsumerIndex {
  public:
-  static constexpr uint32_t kGraphOutput = UINT32_MAX;
-
-  explicit ConsumerIndex(const ModelFacts& facts) {
-    for (size_t i = 0; i < facts.nodes.size(); ++i) {
-      const NodeFacts& n = facts.nodes[i];
-      for (const auto& t : n.inputs) {
-        if (!t.name.empty()) add(t.name, static_cast<uint32_t>(i));
-      }
-      if (n.proto == nullptr) continue;
-      for (const auto& a : n.proto->attribute()) {
-        if (a.has_g()) add_outputs(a.g(), static_cast<uint32_t>(i));
-        for (const auto& g : a.graphs()) add_outputs(g, static_cast<uint32_t>(i));
-      }
-    }
-    if (const Value* outputs = facts.model.field("output")) {
-      for (const auto& o : outputs->items()) {
-        const Value* name = o.field("name");
-        if (name != nullptr && name->kind() == Value::Kind::String) {
-          output_names_.push_back(name->as_string());
-        }
-      }
-      for (const auto& name : output_names_) add(name, kGraphOutput);
-    }
+  // Readers of every value name: the nodes that take it as an input, the
+  // owner of a subgraph that outputs it, nullptr for a graph output; in
+  // graph order, each node once. One hash per read (the walk's NameTable),
+  // readers in one flat array: a 100k-node graph indexes in milliseconds.
+  explicit ConsumerIndex(const onnx::GraphProto* main) : ids_(main != nullptr ? expected(*main) : 16) {
+    if (main == nullptr) return;
+    add_graph(*main);
+    for (const auto& o : main->output()) add(o.name(), nullptr);
+    // Counting sort of the (name, reader) events by name, stable: graph order stays.
+    start_.assign(names_ + 1, 0);
+    for (const auto& e : events_) ++start_[e.first + 1];
+    for (size_t i = 1; i < start_.size(); ++i) start_[i] += start_[i - 1];
+    readers_.resize(events_.size());
+    std::vector<uint32_t> next(start_.begin(), start_.end() - 1);
+    for (const auto& e : events_) readers_[next[e.first]++] = e.second;
+    events_.clear();
+    events_.shrink_to_fit();
   }
 
-  const std::vector<uint32_t>* readers(std::string_view name) const {
-    auto it = readers_.find(name);
-    return it == readers_.end() ? nullptr : &it->second;
+  // The readers of `name` ({nullptr, nullptr} = none).
+  std::pair<const onnx::NodeProto* const*, const onnx::NodeProto* const*> readers(std::string_view name) const {
+    const Slot* s = ids_.find(name);
+    if (s == nullptr) return {nullptr, nullptr};
+    return {readers_.data() + start_[s->id], readers_.data() + start_[s->id + 1]};
   }
 
  private:
-  void add(std::string_view name, uint32_t reader) {
-    auto& list = readers_[name];
-    if (list.empty() || list.back() != reader) list.push_back(reader);
-  }
-  void add_outputs(const onnx::GraphProto& g, uint32_t owner) {
-    for (const auto& o : g.output()) add(o.name(), owner);
+  struct Slot {
+    uint32_t id = 0;
+    const onnx::NodeProto* last = nullptr;  // the last reader added: a node reading a name twice counts once
+    bool any = false;
+  };
+
+  static size_t expected(const onnx::GraphProto& g) {
+    size_t n = static_cast<size_t>(g.output_size());
+    for (const auto& node : g.node()) n += static_cast<size_t>(node.input_size());
+    return n;
   }
 
-  std::deque<std::string> output_names_;  // the keys above view them
-  std::unordered_map<std::string_view, std::vector<uint32_t>> readers_;
+  void add(std::string_view name, const onnx::NodeProto* reader) {
+    if (name.empty()) return;
+    bool inserted = false;
+    Slot& s = ids_.get(name, &inserted);
+    if (inserted) s.id = names_++;
+    if (s.any && s.last == reader && reader != nullptr) return;
+    s.any = true;
+    s.last = reader;
+    events_.emplace_back(s.id, reader);
+  }
+  // Iterative: subgraphs nest as deep as the model says (the walk stops at
+  // its own limit; this index only lists names).
+  void add_graph(const onnx::GraphProto& top) {
+    std::vector<const onnx::GraphProto*> pending = {&top};
+    while (!pending.empty()) {
+      const onnx::GraphProto* g = pending.back();
+      pending.pop_back();
+      for (const auto& n : g->node()) {
+        for (const auto& in : n.input()) add(in, &n);
+        for (const auto& a : n.attribute()) {
+          if (a.has_g()) {
+            for (const auto& o : a.g().output()) add(o.name(), &n);
+            pending.push_back(&a.g());
+          }
+          for (const auto& sub : a.graphs()) {
+            for (const auto& o : sub.output()) add(o.name(), &n);
+            pending.push_back(&sub);
+          }
+        }
+      }
+    }
+  }
+
+  NameTable<Slot> ids_;
+  uint32_t names_ = 0;
+  std::vector<std::pair<uint32_t, const onnx::NodeProto*>> events_;  // while building
+  std::vector<uint32_t> start_;                                    // per name id: its first reader
+  std::vector<const onnx::NodeProto*> readers_;
 };
 
-Consumers::Consumers(const ModelFacts& facts, FactProgress* progress) : facts_(facts), progress_(progress) {}
+Consumers::Consumers(const ModelFacts& facts) : facts_(facts) {}
 Consumers::~Consumers() = default;
 
 Value Consumers::of(const TensorFacts& t) const {
   if (t.name.empty()) return Value::unknown("optional input not present");
-  std::call_once(once_, [this] {
-    // Readers come later in the graph: wait for the walk to end (published never passes SIZE_MAX).
-    if (progress_ != nullptr) progress_->wait_for(SIZE_MAX);
-    index_ = std::make_unique<ConsumerIndex>(facts_);
-  });
+  std::call_once(once_, [this] { index_ = std::make_unique<ConsumerIndex>(facts_.main_graph); });
   std::vector<Value> ops;
-  if (const std::vector<uint32_t>* readers = index_->readers(t.name)) {
-    for (uint32_t r : *readers) {
-      ops.push_back(Value::of_string(r == ConsumerIndex::kGraphOutput || r >= facts_.nodes.size()
-                                         ? std::string()
-                                         : facts_.nodes[r].op_type));
-    }
-  }
+  const auto [first, last] = index_->readers(t.name);
+  for (auto r = first; r != last; ++r) ops.push_back(Value::of_string(*r == nullptr ? std::string() : (*r)->op_type()));
   return Value::of_list(std::move(ops));
 }
 

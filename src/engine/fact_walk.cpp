@@ -1055,6 +1055,7 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
   out.pinned_inputs.clear();
   out.arena = make_bulk_arena();
   const onnx::ModelProto& model = *loaded.model;
+  out.main_graph = &model.graph();  // set before any node is published (Consumers reads it beside the walk)
   std::map<std::string, const onnx::TypeProto*> pinned;
   if (!pin_input_shapes(model.graph(), options, out, pinned, error)) return false;
 

@@ -203,6 +203,7 @@ struct ModelFacts {
   // Inferred and pinned types live on an arena: one allocation per block,
   // not per message, and stable addresses for the pointers above.
   std::unique_ptr<google::protobuf::Arena> arena;
+  const onnx::GraphProto* main_graph = nullptr;  // the loaded model's; read-only (Consumers reads it)
 };
 
 // Highest default-domain opset the linked ONNX library has schemas for.
@@ -230,14 +231,14 @@ class FactProgress {
   std::condition_variable changed_;
 };
 
-// Who reads each tensor (the rule field `consumers`): consumers come later in
-// the graph, so they are known once the walk is over. Built on first need,
-// once, from any thread; with `progress` (evaluation beside the walk) the
-// first reader waits for the walk to end.
+// Who reads each tensor (the rule field `consumers`): readers come later in
+// the graph than the walk may be, so they are read from the model itself
+// (ModelFacts::main_graph, set before the walk starts), built on first need,
+// once, from any thread: rule checks beside the walk never wait for it.
 class ConsumerIndex;
 class Consumers {
  public:
-  explicit Consumers(const ModelFacts& facts, FactProgress* progress = nullptr);
+  explicit Consumers(const ModelFacts& facts);
   ~Consumers();
   Consumers(const Consumers&) = delete;
   Consumers& operator=(const Consumers&) = delete;
@@ -246,7 +247,6 @@ class Consumers {
 
  private:
   const ModelFacts& facts_;
-  FactProgress* progress_;
   mutable std::once_flag once_;
   mutable std::unique_ptr<ConsumerIndex> index_;
 };
