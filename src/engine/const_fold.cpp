@@ -162,6 +162,13 @@ bool broadcast_dims(const std::vector<const std::vector<int64_t>*>& shapes, std:
   return element_count(out, count);
 }
 
+void outer_inner(const std::vector<int64_t>& dims, int64_t axis, int64_t& outer, int64_t& inner) {
+  outer = 1;
+  inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= dims[static_cast<size_t>(i)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < dims.size(); ++i) inner *= dims[i];
+}
+
 std::vector<int64_t> unravel(int64_t flat, const std::vector<int64_t>& dims) {
   std::vector<int64_t> idx(dims.size(), 0);
   for (size_t i = dims.size(); i-- > 0;) {

@@ -71,7 +71,22 @@ bool broadcast_dims(const std::vector<const std::vector<int64_t>*>& shapes, std:
 // broadcast to it.
 std::vector<int64_t> broadcast_index(const std::vector<int64_t>& dims, const std::vector<int64_t>& out_dims);
 
+// The element counts before and after `axis` (normalized) of `dims`.
+void outer_inner(const std::vector<int64_t>& dims, int64_t axis, int64_t& outer, int64_t& inner);
+
+// r (dtype and dims set) takes, for each of its elements, the element of x
+// at the flat index flat_of(multi-index of the element in r).
+template <class FlatOf>
+void take_mapped(const ConstTensor& x, ConstTensor& r, const std::vector<int64_t>& r_dims, FlatOf flat_of);
+
 // The multi-index of flat element `flat` of a tensor of `dims`.
 std::vector<int64_t> unravel(int64_t flat, const std::vector<int64_t>& dims);
+
+template <class FlatOf>
+void take_mapped(const ConstTensor& x, ConstTensor& r, const std::vector<int64_t>& r_dims, FlatOf flat_of) {
+  std::vector<int64_t> idx(static_cast<size_t>(r.size()));
+  for (int64_t k = 0; k < r.size(); ++k) idx[static_cast<size_t>(k)] = flat_of(unravel(k, r_dims));
+  take(x, idx, r);
+}
 
 }  // namespace bpulint::fold

@@ -132,14 +132,11 @@ bool k_transpose(const Ctx& c, Out& out) {
   const std::vector<int64_t> in_strides = strides_of(x->dims);
   ConstTensor r;
   if (!make_tensor(x->dtype, dims, r)) return false;
-  std::vector<int64_t> idx(static_cast<size_t>(r.size()));
-  for (int64_t k = 0; k < r.size(); ++k) {
-    const std::vector<int64_t> pos = unravel(k, dims);
+  take_mapped(*x, r, dims, [&](const std::vector<int64_t>& pos) {
     int64_t flat = 0;
     for (size_t i = 0; i < pos.size(); ++i) flat += pos[i] * in_strides[static_cast<size_t>(perm[i])];
-    idx[static_cast<size_t>(k)] = flat;
-  }
-  take(*x, idx, r);
+    return flat;
+  });
   out.push_back(std::move(r));
   return true;
 }
@@ -272,14 +269,11 @@ bool k_slice(const Ctx& c, Out& out) {
   ConstTensor r;
   if (!make_tensor(x->dtype, dims, r)) return false;
   const std::vector<int64_t> in_strides = strides_of(x->dims);
-  std::vector<int64_t> idx(static_cast<size_t>(r.size()));
-  for (int64_t k = 0; k < r.size(); ++k) {
-    const std::vector<int64_t> pos = unravel(k, dims);
+  take_mapped(*x, r, dims, [&](const std::vector<int64_t>& pos) {
     int64_t flat = 0;
     for (size_t i = 0; i < pos.size(); ++i) flat += (first[i] + pos[i] * step[i]) * in_strides[i];
-    idx[static_cast<size_t>(k)] = flat;
-  }
-  take(*x, idx, r);
+    return flat;
+  });
   out.push_back(std::move(r));
   return true;
 }
@@ -300,8 +294,7 @@ bool k_gather(const Ctx& c, Out& out) {
   if (!normalize_axis(axis, rank)) return false;
   const int64_t len = x->dims[static_cast<size_t>(axis)];
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x->dims[static_cast<size_t>(i)];
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= x->dims[static_cast<size_t>(i)];
+  outer_inner(x->dims, axis, outer, inner);
   std::vector<int64_t> dims(x->dims.begin(), x->dims.begin() + axis);
   dims.insert(dims.end(), c.input(1)->dims.begin(), c.input(1)->dims.end());
   dims.insert(dims.end(), x->dims.begin() + axis + 1, x->dims.end());
@@ -507,8 +500,7 @@ bool k_concat(const Ctx& c, Out& out) {
   ConstTensor r;
   if (!make_tensor(first.dtype, dims, r)) return false;
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= dims[static_cast<size_t>(i)];
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= dims[static_cast<size_t>(i)];
+  outer_inner(dims, axis, outer, inner);
   size_t k = 0;
   for (int64_t o = 0; o < outer; ++o) {
     for (const ConstTensor* t : c.in) {
@@ -548,8 +540,7 @@ bool k_split(const Ctx& c, Out& out) {
   }
   if (static_cast<int64_t>(split.size()) != n || total != len) return false;
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x->dims[static_cast<size_t>(i)];
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= x->dims[static_cast<size_t>(i)];
+  outer_inner(x->dims, axis, outer, inner);
   int64_t offset = 0;
   for (int64_t s : split) {
     if (s < 0) return false;
@@ -592,14 +583,11 @@ bool k_tile(const Ctx& c, Out& out) {
   ConstTensor r;
   if (!make_tensor(x->dtype, dims, r)) return false;
   const std::vector<int64_t> in_strides = strides_of(x->dims);
-  std::vector<int64_t> idx(static_cast<size_t>(r.size()));
-  for (int64_t k = 0; k < r.size(); ++k) {
-    const std::vector<int64_t> pos = unravel(k, dims);
+  take_mapped(*x, r, dims, [&](const std::vector<int64_t>& pos) {
     int64_t flat = 0;
     for (size_t i = 0; i < pos.size(); ++i) flat += (pos[i] % x->dims[i]) * in_strides[i];
-    idx[static_cast<size_t>(k)] = flat;
-  }
-  take(*x, idx, r);
+    return flat;
+  });
   out.push_back(std::move(r));
   return true;
 }
@@ -710,8 +698,7 @@ bool k_topk(const Ctx& c, Out& out) {
   ConstTensor values, indices;
   if (!make_tensor(x->dtype, dims, values) || !make_tensor(T::INT64, dims, indices)) return false;
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x->dims[static_cast<size_t>(i)];
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= x->dims[static_cast<size_t>(i)];
+  outer_inner(x->dims, axis, outer, inner);
   std::vector<int64_t> order(static_cast<size_t>(len));
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {

@@ -516,8 +516,7 @@ bool arg_extreme(const Ctx& c, std::vector<ConstTensor>& out, bool is_max) {
   const int64_t len = x->dims[static_cast<size_t>(axis)];
   if (len == 0) return false;
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x->dims[static_cast<size_t>(i)];
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= x->dims[static_cast<size_t>(i)];
+  outer_inner(x->dims, axis, outer, inner);
   std::vector<int64_t> dims = x->dims;
   if (keep) dims[static_cast<size_t>(axis)] = 1;
   else dims.erase(dims.begin() + axis);
@@ -553,8 +552,7 @@ bool k_cumsum(const Ctx& c, std::vector<ConstTensor>& out) {
   const bool exclusive = c.int_attr("exclusive", 0) != 0, reverse = c.int_attr("reverse", 0) != 0;
   const int64_t len = x->dims[static_cast<size_t>(axis)];
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x->dims[static_cast<size_t>(i)];
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= x->dims[static_cast<size_t>(i)];
+  outer_inner(x->dims, axis, outer, inner);
   ConstTensor r = *x;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
