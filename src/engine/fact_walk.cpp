@@ -599,21 +599,8 @@ class Walker {
     const bool has_subgraph = current_has_subgraph_;
     const ValueFacts* first_input = input_facts_.empty() ? nullptr : input_facts_[0];
     std::string failure;
-    if (!f.domain.empty() || has_subgraph) {
-      // custom ops and subgraph owners: see output_cause
-    } else if (is_reduce_with_axes_input(node, f.opset, schema)) {
-      onnx::TypeProto reduced;
-      const ValueFacts* axes = input_facts_.size() > 1 ? input_facts_[1] : nullptr;
-      if (reduce_output_type(node, first_input != nullptr ? first_input->type : nullptr,
-                             axes != nullptr ? axes->data : nullptr, reduced)) {
-        inferred.push_back(types_.keep(reduced));
-      }
-    } else if (is_newer_elementwise(f.op_type, schema) && node.output_size() == 1 && first_input != nullptr &&
-               first_input->type != nullptr) {
-      shared_output_type_ = first_input->type;
-    }
-    if (!inferred.empty() || shared_output_type_ != nullptr) {
-      // inferred above, for a form newer than the ONNX library
+    if (f.domain.empty() && !has_subgraph && infer_newer_form(node, f, schema, first_input, inferred)) {
+      // a form newer than the ONNX library: its type comes from opset_forms.h
     } else if (schema != nullptr && !has_subgraph && node.output_size() == 1 && first_input != nullptr &&
         first_input->type != nullptr && traits.keeps_input_type) {
       // ONNX infers these ops by copying input 0's type; sharing the pointer
@@ -636,13 +623,26 @@ class Walker {
       }
     }
 
-    // Shape arithmetic: only where an input carries integer values (or the
-    // op reads shapes), which keeps the walk of a big float graph as cheap as before.
+    // Constant folding: a node whose inputs are all known computes its
+    // outputs' values (any rank and dtype, within the folder's bounds); its
+    // integer values then come from the folded data (record_folded).
+    std::vector<ConstTensor>& folded = scratch_folded_;
+    folded.clear();
+    // The kernels check what they read themselves, so a form newer than the
+    // ONNX library (whose inference then fails) folds too.
+    const bool did_fold = traits.fold_op && fold_inputs(node) &&
+                          fold_node(node, f.opset, scratch_fold_inputs_, folded) && spend_fold_budget(folded);
+    if (did_fold) f.fold = Fold::Constant;
+
+    // Shape arithmetic where the folder could not: symbolic dims, and only
+    // where an input carries integer values (or the op reads shapes), which
+    // keeps the walk of a big float graph as cheap as before.
     const IntValues* out_values = nullptr;
     const onnx::TypeProto* symbolic_type = nullptr;
     const bool value_op = traits.value_op;
     const bool shaped_by_values = traits.shaped_by_values;
-    if ((value_op || shaped_by_values) && failure.empty() && node.output_size() >= 1 && wants_values(f.op_type)) {
+    if (!did_fold && (value_op || shaped_by_values) && failure.empty() && node.output_size() >= 1 &&
+        wants_values(f.op_type)) {
       const ValueInputs values = value_inputs();
       const auto types = input_types();
       IntValues computed;
@@ -658,16 +658,6 @@ class Walker {
         symbolic_type = t;
       }
     }
-
-    // Constant folding: a node whose inputs are all known computes its
-    // outputs' values (any rank and dtype, within the folder's bounds).
-    std::vector<ConstTensor>& folded = scratch_folded_;
-    folded.clear();
-    // The kernels check what they read themselves, so a form newer than the
-    // ONNX library (whose inference then fails) folds too.
-    const bool did_fold = traits.fold_op && fold_inputs(node) &&
-                          fold_node(node, f.opset, scratch_fold_inputs_, folded) && spend_fold_budget(folded);
-    if (did_fold) f.fold = Fold::Constant;
 
     // Arithmetic on a dynamic dim whose result does not depend on it (the
     // static dims of Shape(x)[1:]) is a constant after all.
@@ -711,7 +701,7 @@ class Walker {
       }
       if (o == 0 && out_values != nullptr) {
         v.values = out_values;
-        if (out_values->all_known() && v.data == nullptr && !did_fold) {
+        if (out_values->all_known() && v.data == nullptr) {
           auto* t = google::protobuf::Arena::CreateMessage<onnx::TensorProto>(out_.arena.get());
           materialize(*out_values, *t);
           v.data = t;
@@ -726,6 +716,26 @@ class Walker {
     }
     f.outputs = TensorList(out_.tensors.data() + first, out_.tensors.size() - first);
     shared_output_type_ = nullptr;
+  }
+
+  // Output types for forms newer than the ONNX library (an opset-18 Reduce*
+  // with axes as an input, an opset-20 Gelu); false when it is none of them
+  // or its type cannot be said, and ONNX's own inference runs as usual.
+  bool infer_newer_form(const onnx::NodeProto& node, const NodeFacts& f, const onnx::OpSchema* schema,
+                        const ValueFacts* first_input, std::vector<const onnx::TypeProto*>& inferred) {
+    const onnx::TypeProto* x = first_input != nullptr ? first_input->type : nullptr;
+    if (is_reduce_with_axes_input(node, f.opset, schema)) {
+      const ValueFacts* axes = input_facts_.size() > 1 ? input_facts_[1] : nullptr;
+      onnx::TypeProto reduced;
+      if (!reduce_output_type(node, f.opset, x, axes != nullptr ? axes->data : nullptr, reduced)) return false;
+      inferred.push_back(types_.keep(reduced));
+      return true;
+    }
+    if (is_newer_elementwise(f.op_type, schema) && node.output_size() == 1 && x != nullptr) {
+      shared_output_type_ = x;
+      return true;
+    }
+    return false;
   }
 
   // The folder's inputs, decoded once per tensor; false when one is not known.
@@ -773,13 +783,7 @@ class Walker {
         v.values = &out_.int_values.back();
       }
     }
-    if (!type_complete(v.type)) {
-      onnx::TypeProto type;
-      type.mutable_tensor_type()->set_elem_type(t->data_type());
-      auto* shape = type.mutable_tensor_type()->mutable_shape();
-      for (int64_t d : t->dims()) shape->add_dim()->set_dim_value(d);
-      v.type = types_.keep(type);
-    }
+    if (!type_complete(v.type)) v.type = type_of(*t);
   }
 
   // Whether the node's outputs carry from_1d_2d_input on (if rank 1 or 2).

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bpulint/rules/fact_names.h"
 #include "const_fold.h"
 
 namespace bpulint::fold {
@@ -26,6 +27,11 @@ struct Ctx {
   float float_attr(const char* name, float fallback) const;
   std::string string_attr(const char* name, const std::string& fallback) const;
   bool ints_attr(const char* name, std::vector<int64_t>& out) const;  // false when absent
+  // The input that holds `name` when the node uses the form an opset moved
+  // it to (the one table, fact_names.h); nullptr: it is an attribute here.
+  const InputAttribute* moved(const char* name) const { return input_attribute(node.op_type(), name, opset); }
+  // Whether input i is given (named) on the node.
+  bool given(size_t i) const { return i < static_cast<size_t>(node.input_size()) && !node.input(static_cast<int>(i)).empty(); }
 };
 
 // A kernel writes one ConstTensor per node output, or returns false.

@@ -16,20 +16,19 @@ using Out = std::vector<ConstTensor>;
 
 int64_t rank_of(const ConstTensor& c) { return static_cast<int64_t>(c.dims.size()); }
 
-// An optional list: from the attribute before `moved_at`, from input `i` at
-// and after it. `present` tells whether either form is given.
-bool list_arg(const Ctx& c, const char* name, int64_t moved_at, size_t i, std::vector<int64_t>& out, bool& present) {
+// A list of integers in the node's form: the attribute, or the input an
+// opset moved it to (fact_names.h). `present` tells whether either is given;
+// false when the input is given but not known.
+bool list_arg(const Ctx& c, const char* name, std::vector<int64_t>& out, bool& present) {
   out.clear();
-  present = false;
-  if (c.opset < moved_at) {
+  const InputAttribute* moved = c.moved(name);
+  if (moved == nullptr) {
     present = c.ints_attr(name, out);
     return true;
   }
-  if (i >= c.in.size() || i >= static_cast<size_t>(c.node.input_size()) || c.node.input(static_cast<int>(i)).empty()) {
-    return true;
-  }
-  present = true;
-  return ints_of(c.input(i), out);
+  const auto i = static_cast<size_t>(moved->input);
+  present = c.given(i);
+  return !present || ints_of(c.input(i), out);
 }
 
 bool k_constant(const Ctx& c, Out& out) {
@@ -186,7 +185,7 @@ bool k_squeeze(const Ctx& c, Out& out) {
   const ConstTensor* x = c.input(0);
   std::vector<int64_t> axes;
   bool present = false;
-  if (x == nullptr || !list_arg(c, "axes", 13, 1, axes, present)) return false;
+  if (x == nullptr || !list_arg(c, "axes", axes, present)) return false;
   const int64_t rank = rank_of(*x);
   std::vector<bool> drop(static_cast<size_t>(rank), false);
   for (int64_t i = 0; i < rank; ++i) drop[static_cast<size_t>(i)] = !present && x->dims[static_cast<size_t>(i)] == 1;
@@ -205,7 +204,7 @@ bool k_unsqueeze(const Ctx& c, Out& out) {
   const ConstTensor* x = c.input(0);
   std::vector<int64_t> axes;
   bool present = false;
-  if (x == nullptr || !list_arg(c, "axes", 13, 1, axes, present) || !present) return false;
+  if (x == nullptr || !list_arg(c, "axes", axes, present) || !present) return false;
   const int64_t rank = rank_of(*x) + static_cast<int64_t>(axes.size());
   std::vector<bool> added(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
@@ -225,13 +224,10 @@ bool k_slice(const Ctx& c, Out& out) {
   if (x == nullptr) return false;
   const int64_t rank = rank_of(*x);
   std::vector<int64_t> starts, ends, axes, steps;
-  bool has_axes = false, has_steps = false;
-  if (c.opset < 10) {
-    if (!c.ints_attr("starts", starts) || !c.ints_attr("ends", ends)) return false;
-    has_axes = c.ints_attr("axes", axes);
-  } else {
-    if (!ints_of(c.input(1), starts) || !ints_of(c.input(2), ends)) return false;
-    if (!list_arg(c, "axes", 10, 3, axes, has_axes) || !list_arg(c, "steps", 10, 4, steps, has_steps)) return false;
+  bool has_starts = false, has_ends = false, has_axes = false, has_steps = false;
+  if (!list_arg(c, "starts", starts, has_starts) || !list_arg(c, "ends", ends, has_ends) || !has_starts || !has_ends ||
+      !list_arg(c, "axes", axes, has_axes) || !list_arg(c, "steps", steps, has_steps)) {
+    return false;
   }
   if (!has_axes) {
     axes.resize(starts.size());
@@ -525,7 +521,7 @@ bool k_split(const Ctx& c, Out& out) {
   const auto n = static_cast<int64_t>(c.node.output_size());
   std::vector<int64_t> split;
   bool present = false;
-  if (!list_arg(c, "split", 13, 1, split, present)) return false;
+  if (!list_arg(c, "split", split, present)) return false;
   if (!present) {
     // Equal parts; from opset 18 (num_outputs) the last may be smaller.
     if (n <= 0) return false;
@@ -603,19 +599,19 @@ bool k_pad(const Ctx& c, Out& out) {
   fill.dtype = x->dtype;
   if (x->is_real()) fill.reals = {0.0};
   else fill.ints = {0};
-  bool has_axes = false;
-  if (c.opset < 11) {
-    if (!c.ints_attr("pads", pads)) return false;
+  bool has_pads = false, has_axes = false;
+  if (!list_arg(c, "pads", pads, has_pads) || !has_pads) return false;
+  if (const InputAttribute* value = c.moved("value"); value == nullptr) {
     if (!x->is_real()) return false;
     fill.reals = {round_real(x->dtype, c.float_attr("value", 0.0F))};
-  } else {
-    if (!ints_of(c.input(1), pads)) return false;
-    if (c.in.size() > 2 && c.node.input_size() > 2 && !c.node.input(2).empty()) {
-      const ConstTensor* v = c.input(2);
-      if (v == nullptr || v->dtype != x->dtype || v->size() != 1) return false;
-      fill = *v;
-    }
-    if (!list_arg(c, "axes", 18, 3, axes, has_axes)) return false;
+  } else if (c.given(static_cast<size_t>(value->input))) {
+    const ConstTensor* v = c.input(static_cast<size_t>(value->input));
+    if (v == nullptr || v->dtype != x->dtype || v->size() != 1) return false;
+    fill = *v;
+  }
+  if (c.opset >= 18 && c.given(3)) {  // `axes` (input 3) never was an attribute
+    if (!ints_of(c.input(3), axes)) return false;
+    has_axes = true;
   }
   if (!has_axes) {
     axes.resize(static_cast<size_t>(rank));
@@ -678,12 +674,10 @@ bool k_pad(const Ctx& c, Out& out) {
 bool k_topk(const Ctx& c, Out& out) {
   const ConstTensor* x = c.input(0);
   if (x == nullptr || x->dtype == T::BOOL) return false;
-  int64_t k = 0;
-  if (c.opset < 10) {
-    k = c.int_attr("k", -1);
-  } else {
+  int64_t k = c.int_attr("k", -1);
+  if (const InputAttribute* moved = c.moved("k")) {
     std::vector<int64_t> kv;
-    if (!ints_of(c.input(1), kv) || kv.size() != 1) return false;
+    if (!ints_of(c.input(static_cast<size_t>(moved->input)), kv) || kv.size() != 1) return false;
     k = kv[0];
   }
   const int64_t rank = rank_of(*x);

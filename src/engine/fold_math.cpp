@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "fold_kernel.h"
+#include "opset_forms.h"
 
 namespace bpulint::fold {
 namespace {
@@ -301,18 +302,20 @@ bool k_clip(const Ctx& c, std::vector<ConstTensor>& out) {
   ConstTensor r = *x;
   double lo = -INFINITY, hi = INFINITY;
   int64_t ilo = std::numeric_limits<int64_t>::min(), ihi = std::numeric_limits<int64_t>::max();
-  if (c.opset < 11) {
-    if (!x->is_real()) return false;
-    lo = c.float_attr("min", -std::numeric_limits<float>::max());
-    hi = c.float_attr("max", std::numeric_limits<float>::max());
-  } else {
-    for (size_t i : {size_t{1}, size_t{2}}) {
-      if (i >= c.in.size() || c.node.input(static_cast<int>(i)).empty()) continue;
-      const ConstTensor* b = c.input(i);
-      if (b == nullptr || b->dtype != x->dtype || b->size() != 1) return false;
-      if (x->is_real()) (i == 1 ? lo : hi) = b->reals[0];
-      else (i == 1 ? ilo : ihi) = b->ints[0];
+  for (const char* bound : {"min", "max"}) {
+    const bool is_min = bound[1] == 'i';
+    const InputAttribute* moved = c.moved(bound);
+    if (moved == nullptr) {
+      if (!x->is_real()) return false;
+      (is_min ? lo : hi) = c.float_attr(bound, (is_min ? -1.0F : 1.0F) * std::numeric_limits<float>::max());
+      continue;
     }
+    const auto i = static_cast<size_t>(moved->input);
+    if (!c.given(i)) continue;
+    const ConstTensor* b = c.input(i);
+    if (b == nullptr || b->dtype != x->dtype || b->size() != 1) return false;
+    if (x->is_real()) (is_min ? lo : hi) = b->reals[0];
+    else (is_min ? ilo : ihi) = b->ints[0];
   }
   for (double& v : r.reals) v = std::min(std::max(v, lo), hi);
   for (int64_t& v : r.ints) v = std::min(std::max(v, ilo), ihi);
@@ -377,34 +380,13 @@ bool k_cast_like(const Ctx& c, std::vector<ConstTensor>& out) {
 
 // ---- reductions ---------------------------------------------------------------
 
-// The axes a Reduce* node reduces, in either form: the attribute before the
-// opset that moved it to input 1 (13 for ReduceSum, 18 for the others).
-// `all` when every axis is reduced; `noop` when none is.
+// The axes a Reduce* node reduces, in either form (opset_forms.h).
 bool reduce_axes(const Ctx& c, int64_t rank, std::vector<bool>& reduced, bool& noop) {
-  const int64_t moved_at = c.node.op_type() == "ReduceSum" ? 13 : 18;
-  std::vector<int64_t> axes;
-  bool given = false;
-  if (c.opset < moved_at) {
-    given = c.ints_attr("axes", axes);
-  } else if (c.in.size() > 1 && c.input(1) != nullptr) {
-    if (!ints_of(c.input(1), axes)) return false;
-    given = true;
-  } else if (c.in.size() > 1 && c.input(1) == nullptr && !c.node.input(1).empty()) {
-    return false;
-  }
-  noop = false;
-  if (given && axes.empty()) given = false;
-  if (!given) {
-    if (c.opset >= moved_at && c.int_attr("noop_with_empty_axes", 0) != 0) noop = true;
-    reduced.assign(static_cast<size_t>(rank), !noop);
-    return true;
-  }
-  reduced.assign(static_cast<size_t>(rank), false);
-  for (int64_t a : axes) {
-    if (!normalize_axis(a, rank)) return false;
-    reduced[static_cast<size_t>(a)] = true;
-  }
-  return true;
+  std::vector<int64_t> input_axes;
+  const InputAttribute* moved = c.moved("axes");
+  const bool from_input = moved != nullptr && c.given(static_cast<size_t>(moved->input));
+  if (from_input && !ints_of(c.input(static_cast<size_t>(moved->input)), input_axes)) return false;
+  return reduced_axes(c.node, c.opset, rank, from_input ? &input_axes : nullptr, reduced, noop);
 }
 
 enum class Reduce { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
