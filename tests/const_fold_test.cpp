@@ -10,45 +10,11 @@
 using namespace bpulint;
 using namespace bpulint::test;
 
-namespace {
-
-struct Walked {
-  std::unique_ptr<LoadedModel> loaded = std::make_unique<LoadedModel>();
-  ModelFacts facts;
-};
-
-Walked walk(const std::string& text) {
-  TempDir dir;
-  Walked w;
-  std::string error;
-  REQUIRE(load_model(save_model(dir, "m.onnx", model_from_text(text)), *w.loaded, error));
-  REQUIRE(extract_facts(*w.loaded, {}, w.facts, error));
-  return w;
-}
-
-const NodeFacts& node(const Walked& w, const std::string& op) {
-  for (const auto& n : w.facts.nodes) {
-    if (n.op_type == op) return n;
-  }
-  FAIL("no " << op << " node");
-  throw;
-}
-
-std::string dims(const TensorFacts& t) {
-  if (t.type == nullptr || !t.type->has_tensor_type() || !t.type->tensor_type().has_shape()) return "?";
-  std::string s;
-  for (const auto& d : t.type->tensor_type().shape().dim()) {
-    s += (s.empty() ? "" : "x") + (d.has_dim_value() ? std::to_string(d.dim_value()) : std::string("?"));
-  }
-  return s;
-}
-
-}  // namespace
 
 TEST_CASE("torch's F.pad with tensor pads folds, and the Pad's output shape is known") {
   // torch.onnx writes every F.pad with tensor pads as Reshape([-1, 2]) -> Slice(step -1) ->
   // Transpose -> Reshape(-1) -> Cast: a rank-2 value, a negative step, a transpose.
-  const auto w = walk(R"(
+  const auto w = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,3,5,6] X) => (float[1,3,6,9] Y) {
   p = Constant <value = int64[8] {0, 3, 0, 1, 0, 0, 0, 0}> ()
@@ -65,16 +31,16 @@ g (float[1,3,5,6] X) => (float[1,3,6,9] Y) {
   Y = Pad <mode = "reflect"> (X, pads)
 }
 )");
-  const NodeFacts& pad = node(w, "Pad");
+  const NodeFacts& pad = w.first("Pad");
   CHECK(pad.inputs[1].is_const);
-  CHECK(dims(pad.outputs[0]) == "1x3x6x9");
-  CHECK(node(w, "Transpose").fold == Fold::Constant);
+  CHECK(shape_text(pad.outputs[0]) == "[1, 3, 6, 9]");
+  CHECK(w.first("Transpose").fold == Fold::Constant);
   for (const auto& n : w.facts.nodes) CHECK_MESSAGE(n.fold != Fold::RuntimeShape, n.op_type);
 }
 
 TEST_CASE("a Resize's sizes computed through ReduceMin, Reciprocal, Min, Mul and Floor on floats fold") {
   // fcos computes its image resize like this: scale = min(800 / min(hw), 1333 / max(hw)).
-  const auto w = walk(R"(
+  const auto w = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,3,427,640] X) => (float[1,3,?,?] Y) {
   hw = Constant <value = float[2] {427.0, 640.0}> ()
@@ -94,11 +60,11 @@ g (float[1,3,427,640] X) => (float[1,3,?,?] Y) {
   Y = Resize <mode = "linear"> (X, , , sizes)
 }
 )");
-  CHECK(dims(node(w, "Resize").outputs[0]) == "1x3x800x1199");
+  CHECK(shape_text(w.first("Resize").outputs[0]) == "[1, 3, 800, 1199]");
 }
 
 TEST_CASE("opset-18 Reduce* (axes as an input) and opset-20 Gelu keep their output shapes") {
-  const auto w = walk(R"(
+  const auto w = walk_model_text(R"(
 <ir_version: 9, opset_import: ["" : 20]>
 g (float[1,8,4,4] X) => (float[1,8,1,1] Y) {
   g1 = Gelu (X)
@@ -106,12 +72,12 @@ g (float[1,8,4,4] X) => (float[1,8,1,1] Y) {
   Y = ReduceMean <keepdims = 1> (g1, axes)
 }
 )");
-  CHECK(dims(node(w, "Gelu").outputs[0]) == "1x8x4x4");
-  CHECK(dims(node(w, "ReduceMean").outputs[0]) == "1x8x1x1");
+  CHECK(shape_text(w.first("Gelu").outputs[0]) == "[1, 8, 4, 4]");
+  CHECK(shape_text(w.first("ReduceMean").outputs[0]) == "[1, 8, 1, 1]");
 }
 
 TEST_CASE("the folder stays within its bounds: a constant too large is not computed, its shape still is") {
-  const auto w = walk(R"(
+  const auto w = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1] X) => (float[1] Y) {
   shape = Constant <value = int64[2] {1024, 1024}> ()
@@ -120,15 +86,15 @@ g (float[1] X) => (float[1] Y) {
   Y = Add (X, r)
 }
 )");
-  const NodeFacts& big = node(w, "ConstantOfShape");
+  const NodeFacts& big = w.first("ConstantOfShape");
   CHECK(big.outputs[0].data == nullptr);  // 1M elements: over kMaxFoldElements
-  CHECK(dims(big.outputs[0]) == "1024x1024");
+  CHECK(shape_text(big.outputs[0]) == "[1024, 1024]");
   CHECK(big.fold == Fold::Constant);       // still a constant to the toolchain
-  CHECK(node(w, "ReduceSum").outputs[0].data == nullptr);
+  CHECK(w.first("ReduceSum").outputs[0].data == nullptr);
 }
 
 TEST_CASE("a result the runtime leaves undefined is not folded: integer division by zero") {
-  const auto w = walk(R"(
+  const auto w = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2,2] X) => (float[?,?] Y) {
   a = Constant <value = int64[2] {4, 4}> ()
@@ -137,12 +103,12 @@ g (float[2,2] X) => (float[?,?] Y) {
   Y = Reshape (X, d)
 }
 )");
-  CHECK(node(w, "Div").outputs[0].data == nullptr);
+  CHECK(w.first("Div").outputs[0].data == nullptr);
 }
 
 TEST_CASE("shape arithmetic on a data-dependent shape is its own kind, never 'runtime shape' (which pinning fixes)") {
   // fcos's post-processing: TopK's k is min(1000, the number of NonZero's hits).
-  const auto w = walk(R"(
+  const auto w = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,100] X) => (float[?] V, int64[?] I) {
   z = Constant <value = float {0.5}> ()
@@ -160,9 +126,9 @@ g (float[1,100] X) => (float[?] V, int64[?] I) {
   V, I = TopK (xf, k)
 }
 )");
-  CHECK(node(w, "Shape").fold == Fold::DataShape);
-  CHECK(node(w, "ReduceMin").fold == Fold::DataShape);
-  CHECK_FALSE(node(w, "TopK").inputs[1].is_const);
-  CHECK_FALSE(node(w, "TopK").inputs[1].shape_derived);  // pinning an input changes nothing
-  CHECK(node(w, "TopK").inputs[1].data_shape);           // rules see its constness as unknown
+  CHECK(w.first("Shape").fold == Fold::DataShape);
+  CHECK(w.first("ReduceMin").fold == Fold::DataShape);
+  CHECK_FALSE(w.first("TopK").inputs[1].is_const);
+  CHECK_FALSE(w.first("TopK").inputs[1].shape_derived);  // pinning an input changes nothing
+  CHECK(w.first("TopK").inputs[1].data_shape);           // rules see its constness as unknown
 }

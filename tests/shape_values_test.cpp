@@ -11,39 +11,6 @@ using namespace bpulint::test;
 
 namespace {
 
-struct Walked {
-  std::unique_ptr<LoadedModel> loaded = std::make_unique<LoadedModel>();
-  ModelFacts facts;
-  // The node writing `output` (the 1.12 text format has no node names).
-  const NodeFacts& node(const std::string& output) const {
-    for (const auto& n : facts.nodes) {
-      if (!n.outputs.empty() && n.outputs[0].name == output) return n;
-    }
-    FAIL("no node writes " << output);
-    return facts.nodes.front();
-  }
-};
-
-Walked walk(const std::string& text, const FactOptions& options = {}) {
-  TempDir dir;
-  Walked w;
-  std::string error;
-  REQUIRE(load_model(save_model(dir, "m.onnx", model_from_text(text)), *w.loaded, error));
-  REQUIRE(extract_facts(*w.loaded, options, w.facts, error));
-  return w;
-}
-
-// "[N, 16, 4, 10, 10]": known dims, dim_params by name, ? for unknown; "-" without a shape.
-std::string shape(const TensorFacts& t) {
-  if (t.type == nullptr || !t.type->has_tensor_type() || !t.type->tensor_type().has_shape()) return "-";
-  std::string out;
-  for (const auto& d : t.type->tensor_type().shape().dim()) {
-    out += out.empty() ? "[" : ", ";
-    out += d.has_dim_value() ? std::to_string(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?";
-  }
-  return out.empty() ? "[]" : out + "]";
-}
-
 std::string values(const TensorFacts& t) {
   if (t.values == nullptr) return "-";
   std::string out = t.values->scalar ? "scalar " : "";
@@ -80,10 +47,10 @@ g (float[N,64,10,10] bev) => (float[N,16,4,10,10] y) {
 }  // namespace
 
 TEST_CASE("shape arithmetic: a dynamic batch travels through view(B, C, Z, H, W) as a symbol") {
-  const Walked w = walk(kView);
+  const WalkedModel w = walk_model_text(kView);
   const NodeFacts& view = w.node("y");
   CHECK(values(view.inputs[1]) == "[N, 16, 4, 10, 10]");
-  CHECK(shape(view.outputs[0]) == "[N, 16, 4, 10, 10]");
+  CHECK(shape_text(view.outputs[0]) == "[N, 16, 4, 10, 10]");
   // The shape ops compute from a dynamic dim: runtime shape arithmetic, not folded.
   CHECK(w.facts.nodes[0].fold == Fold::RuntimeShape);  // Shape
   CHECK(view.fold == Fold::None);
@@ -98,12 +65,12 @@ TEST_CASE("shape arithmetic: a dynamic batch travels through view(B, C, Z, H, W)
 TEST_CASE("shape arithmetic: a pin makes the chain constant and folds it") {
   FactOptions pin;
   pin.input_shapes["bev"] = {2, 64, 10, 10};
-  const Walked w = walk(kView, pin);
+  const WalkedModel w = walk_model_text(kView, pin);
   const NodeFacts& view = w.node("y");
   CHECK(values(view.inputs[1]) == "[2, 16, 4, 10, 10]");
   CHECK(view.inputs[1].is_const);
   CHECK(view.inputs[1].data != nullptr);  // handed to ONNX's own Reshape inference
-  CHECK(shape(view.outputs[0]) == "[2, 16, 4, 10, 10]");
+  CHECK(shape_text(view.outputs[0]) == "[2, 16, 4, 10, 10]");
   for (const auto& n : w.facts.nodes) {
     if (&n != &view) CHECK(n.fold == Fold::Constant);
   }
@@ -112,7 +79,7 @@ TEST_CASE("shape arithmetic: a pin makes the chain constant and folds it") {
 }
 
 TEST_CASE("shape arithmetic: opset 11 Unsqueeze/Squeeze attributes, Slice, Reshape -1 with symbols") {
-  const Walked w = walk(R"(
+  const WalkedModel w = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 11]>
 g (float[N,8,6] x) => (float[N,48] y, float[N,2,4,6] z) {
   s = Shape (x)
@@ -133,14 +100,14 @@ g (float[N,8,6] x) => (float[N,48] y, float[N,2,4,6] z) {
 }
 )");
   CHECK(values(w.node("y").inputs[1]) == "[N, -1]");
-  CHECK(shape(w.node("y").outputs[0]) == "[N, 48]");  // -1: 8*6*N / N
-  CHECK(shape(w.node("z").outputs[0]) == "[N, 2, 4, 6]");
+  CHECK(shape_text(w.node("y").outputs[0]) == "[N, 48]");  // -1: 8*6*N / N
+  CHECK(shape_text(w.node("z").outputs[0]) == "[N, 2, 4, 6]");
 }
 
 TEST_CASE("shape arithmetic: cls.expand(batch, -1, -1) and Where/Equal on symbols") {
   // What torch exports for `cls.expand(x.shape[0], -1, -1)`: a -1 is replaced
   // by 1 with Where(Equal(shape, -1), ones, shape), and N is never -1.
-  const Walked w = walk(R"(
+  const WalkedModel w = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[N,16,32] x, float[1,1,32] cls) => (float[N,1,32] y) {
   s = Shape (x)
@@ -161,12 +128,12 @@ g (float[N,16,32] x, float[1,1,32] cls) => (float[N,1,32] y) {
 )");
   const NodeFacts& expand = w.node("y");
   CHECK(values(expand.inputs[1]) == "[N, 1, 1]");
-  CHECK(shape(expand.outputs[0]) == "[N, 1, 32]");
+  CHECK(shape_text(expand.outputs[0]) == "[N, 1, 32]");
   CHECK(expand.fold == Fold::None);  // cls is a graph input here, an activation
 }
 
 TEST_CASE("shape arithmetic: arithmetic on known dims gives the Resize sizes of interpolate(size=...)") {
-  const Walked w = walk(R"(
+  const WalkedModel w = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,16,8,8] t, float[1,16,32,32] p) => (float[1,16,32,32] y) {
   sp = Shape (p)
@@ -182,14 +149,14 @@ g (float[1,16,8,8] t, float[1,16,32,32] p) => (float[1,16,32,32] y) {
 )");
   const NodeFacts& resize = w.node("y");
   CHECK(values(resize.inputs[3]) == "[1, 16, 32, 32]");
-  CHECK(shape(resize.outputs[0]) == "[1, 16, 32, 32]");
+  CHECK(shape_text(resize.outputs[0]) == "[1, 16, 32, 32]");
   for (const auto& n : w.facts.nodes) {
     if (n.op_type != "Resize") CHECK(n.fold == Fold::Constant);  // static dims: all folded
   }
 }
 
-TEST_CASE("shape arithmetic: integer Div truncates, a float Div stays integral or becomes unknown") {
-  const Walked w = walk(R"(
+TEST_CASE("shape arithmetic: integer Div truncates, a float Div stays integral or is folded as a float") {
+  const WalkedModel w = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[7,10] x) => (int64[1] q, float[1] f, float[1] g) {
   s = Shape <start = 0, end = 1> (x)
@@ -204,12 +171,16 @@ g (float[7,10] x) => (int64[1] q, float[1] f, float[1] g) {
 }
 )");
   CHECK(values(w.node("q").outputs[0]) == "[3]");
-  CHECK(values(w.node("f").outputs[0]) == "[?]");  // 3.5 is not tracked
+  // 3.5 is no integer value for shape arithmetic; the folder holds it as data.
+  const TensorFacts& f = w.node("f").outputs[0];
+  CHECK(values(f) == "-");
+  REQUIRE(f.data != nullptr);
+  CHECK(f.data->float_data(0) == 3.5F);
   CHECK(values(w.node("g").outputs[0]) == "[5]");
 }
 
 TEST_CASE("root causes: inference failure, data-dependent shapes, custom ops") {
-  const Walked w = walk(R"(
+  const WalkedModel w = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17, "com.acme" : 1]>
 g (float[1,4] x, float[2,3] bad) => (float[1,4] y, int64[2,?] nz, float[?] c) {
   y = Relu (x)
@@ -231,7 +202,7 @@ g (float[1,4] x, float[2,3] bad) => (float[1,4] y, int64[2,?] nz, float[?] c) {
 }
 
 TEST_CASE("a Conv or ConvTranspose keeps the weight's rank when its input type is missing") {
-  const Walked w = walk(R"(
+  const WalkedModel w = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17, "com.acme" : 1]>
 g (float[1,4,2,3,3] x, float[4,8,2,2,2] wt) => (float[1,8,?,?,?] y) {
   u = com.acme.Custom (x)
@@ -239,5 +210,5 @@ g (float[1,4,2,3,3] x, float[4,8,2,2,2] wt) => (float[1,8,?,?,?] y) {
   y = Identity (t)
 }
 )");
-  CHECK(shape(w.node("t").outputs[0]) == "[?, 8, ?, ?, ?]");
+  CHECK(shape_text(w.node("t").outputs[0]) == "[?, 8, ?, ?, ?]");
 }

@@ -231,4 +231,39 @@ CommandResult run_bpu_lint(const std::vector<std::string>& args, const std::stri
   return r;
 }
 
+const NodeFacts& WalkedModel::node(const std::string& output) const {
+  for (const auto& n : facts.nodes) {
+    if (!n.outputs.empty() && n.outputs[0].name == output) return n;
+  }
+  FAIL("no node writes " << output);
+  return facts.nodes.front();
+}
+
+const NodeFacts& WalkedModel::first(const std::string& op) const {
+  for (const auto& n : facts.nodes) {
+    if (n.op_type == op) return n;
+  }
+  FAIL("no " << op << " node");
+  return facts.nodes.front();
+}
+
+WalkedModel walk_model_text(const std::string& text, const FactOptions& options) {
+  TempDir dir;
+  WalkedModel w;
+  std::string error;
+  REQUIRE(load_model(save_model(dir, "m.onnx", model_from_text(text)), *w.loaded, error));
+  REQUIRE(extract_facts(*w.loaded, options, w.facts, error));
+  return w;
+}
+
+std::string shape_text(const TensorFacts& t) {
+  if (t.type == nullptr || !t.type->has_tensor_type() || !t.type->tensor_type().has_shape()) return "-";
+  std::string out;
+  for (const auto& d : t.type->tensor_type().shape().dim()) {
+    out += out.empty() ? "[" : ", ";
+    out += d.has_dim_value() ? std::to_string(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?";
+  }
+  return out.empty() ? "[]" : out + "]";
+}
+
 }  // namespace bpulint::test

@@ -90,4 +90,19 @@ struct CommandResult {
 CommandResult run_bpu_lint(const std::vector<std::string>& args, const std::string& stdin_file = "/dev/null",
                            const std::string& env = "");
 
+// A model in ONNX's text format, loaded and walked: its facts, which point
+// into the loaded model (both live here).
+struct WalkedModel {
+  std::unique_ptr<LoadedModel> loaded = std::make_unique<LoadedModel>();
+  ModelFacts facts;
+  // The node writing `output` (the 1.12 text format has no node names).
+  const NodeFacts& node(const std::string& output) const;
+  // The first node of op type `op`.
+  const NodeFacts& first(const std::string& op) const;
+};
+WalkedModel walk_model_text(const std::string& text, const FactOptions& options = {});
+
+// "[N, 16, 4, 10, 10]": known dims, dim_params by name, ? for unknown; "-" without a shape.
+std::string shape_text(const TensorFacts& t);
+
 }  // namespace bpulint::test
