@@ -159,21 +159,9 @@ class DictOfLists(nn.Module):
         return torch.cat([self.heads["seg"][0](x), self.heads["occ"][0](x)], dim=1)
 
 
-def symmetric_fake_quant():
-    return tq.FakeQuantize(observer=tq.MovingAverageMinMaxObserver, quant_min=-128, quant_max=127,
-                           dtype=torch.qint8, qscheme=torch.per_tensor_symmetric)
-
-
-class FakeQuantConvTranspose3d(nn.ConvTranspose3d):
-    """A QAT layer: forward() fake-quantises the weight (torch.ao.quantization FakeQuantize)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.weight_fake_quant = symmetric_fake_quant()
-
-    def forward(self, x):
-        return F.conv_transpose3d(x, self.weight_fake_quant(self.weight), self.bias, self.stride, self.padding,
-                                  self.output_padding, self.groups, self.dilation)
+# The QAT layer as teams write one: the same class the checked-in exports use.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "exports"))
+from export_models import FakeQuantConvTranspose3d  # noqa: E402
 
 
 class QatAndFloat(nn.Module):
