@@ -144,7 +144,7 @@ bool has_subgraph(const onnx::NodeProto& n) {
   });
 }
 
-// Removes the nodes of `graph` that wrote a rewritten layer's old weight and
+// Removes the nodes of `graph` that wrote the rewritten layers' old weights and
 // that nothing reads any more: its DequantizeLinear and QuantizeLinear, then,
 // through their inputs, what computed their scale and zero point only for
 // them (torch's Identity alias of a shared zero point, a scale computed from
@@ -392,12 +392,17 @@ FixRun apply_fixes(const LoadedModel& loaded, const ModelFacts& facts_of_model, 
   // Nor dead nodes: a quantised weight's old DequantizeLinear and
   // QuantizeLinear, and what computed their scale and zero point, go once
   // nothing reads their outputs.
+  // One pass per graph (its writer index is built once, whatever the
+  // number of rewritten layers).
+  std::map<onnx::GraphProto*, std::vector<std::string>> weight_outputs;
+  for (const auto& p : planned) {
+    auto& outputs = weight_outputs[p.slot.graph];
+    outputs.insert(outputs.end(), p.weight_nodes.begin(), p.weight_nodes.end());
+  }
   std::map<onnx::GraphProto*, std::set<std::string>> chain_inputs;
   bool removed = false;
-  for (const auto& p : planned) {
-    if (!p.weight_nodes.empty()) {
-      removed |= remove_dead_weight_chain(*p.slot.graph, p.weight_nodes, uses, chain_inputs[p.slot.graph]);
-    }
+  for (auto& [graph, outputs] : weight_outputs) {
+    if (!outputs.empty()) removed |= remove_dead_weight_chain(*graph, outputs, uses, chain_inputs[graph]);
   }
   if (removed) count_uses();
   std::map<onnx::GraphProto*, std::set<std::string>> dead;
