@@ -132,3 +132,21 @@ g (float[1,100] X) => (float[?] V, int64[?] I) {
   CHECK_FALSE(w.first("TopK").inputs[1].shape_derived);  // pinning an input changes nothing
   CHECK(w.first("TopK").inputs[1].data_shape);           // rules see its constness as unknown
 }
+
+TEST_CASE("an opset-20 Gelu is placed as each toolchain lowers it: a J6 look-up, the Erf of its definition elsewhere") {
+  const char* model = R"(
+<ir_version: 9, opset_import: ["" : 20]>
+g (float[1,8,4,4] X) => (float[1,8,4,4] Y) {
+  Y = Gelu (X)
+}
+)";
+  // J6: Gelu is on hmct's look-up list; Bayes and Bernoulli2 name no Gelu, so
+  // the Erf inside it decides (BPU on X5, CPU on J5 and X3).
+  for (const auto& [p, bpu] : std::vector<std::pair<const char*, size_t>>{
+           {"j6p", 1}, {"j6e", 1}, {"j6m", 1}, {"bayes-e", 1}, {"bayes", 0}, {"bernoulli2", 0}}) {
+    const ModelReport r = lint_text(model, p);
+    CHECK_MESSAGE(r.summary.bpu == bpu, p);
+    CHECK_MESSAGE(r.summary.cpu == 1 - bpu, p);
+    CHECK_MESSAGE(r.summary.unknown == 0, p);
+  }
+}

@@ -10,7 +10,7 @@
 namespace bpulint {
 
 bool is_newer_elementwise(const std::string& op, const onnx::OpSchema* schema) {
-  return schema == nullptr && op == "Gelu";
+  return schema == nullptr && is_newer_elementwise_op(op);
 }
 
 bool is_reduce_with_axes_input(const onnx::NodeProto& node, int64_t opset, const onnx::OpSchema* schema) {

@@ -16,8 +16,8 @@ class OpSchema;
 
 namespace bpulint {
 
-// Element-wise ops newer than the library (Gelu, opset 20): the output has
-// input 0's type.
+// Element-wise ops newer than the library (fact_names.h: Mish, Gelu) that it
+// has no schema for: the output has input 0's type.
 bool is_newer_elementwise(const std::string& op, const onnx::OpSchema* schema);
 
 // A Reduce* node in the form with axes as an input (fact_names.h: opset 18,
