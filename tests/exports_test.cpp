@@ -495,3 +495,30 @@ TEST_CASE("X3: the rewrites' Reshape/Transpose run on the CPU, so each finding a
     CHECK_FALSE(std::filesystem::exists(dir.path("f.onnx")));
   }
 }
+
+TEST_CASE("real exports at opsets 18 and 20 (torch 2.6) give the findings of their opset-17 twin on every platform") {
+  // tests/exports/torch26: one torch 2.6 model exported at 17, 18 (Reduce* axes and Split sizes as
+  // inputs) and 20 (GELU as one Gelu node), all newer than Debian 12's ONNX 1.12 but 17.
+  const auto findings = [](const ModelReport& r) {
+    std::multiset<std::string> out;
+    for (const auto& d : r.diagnostics) {
+      // BPU0003: the note that the model is newer than the ONNX library.
+      if (d.outcome == Outcome::Fail && d.rule->id != "BPU0003") out.insert(d.rule->id + " " + severity_name(d.severity));
+    }
+    return out;
+  };
+  const std::string dir = std::string(BPULINT_SOURCE_DIR) + "/tests/exports/torch26/";
+  for (const char* p : {"j6p", "j6e", "j6m", "bayes-e", "bayes", "bernoulli2"}) {
+    const ModelReport r17 = lint_model(dir + "convnext_block_op17.onnx", platform(p));
+    REQUIRE(r17.ok);
+    for (const char* opset : {"18", "20"}) {
+      const ModelReport r = lint_model(dir + "convnext_block_op" + opset + ".onnx", platform(p));
+      auto expected = findings(r17);
+      // On J5 the opset-17 GELU's Div by sqrt(2) is a verified CPU fallback (BPU5403); a Gelu node has no Div.
+      if (std::string(opset) == "20" && std::string(p) == "bayes") expected.erase(expected.find("BPU5403 error"));
+      CHECK_MESSAGE(findings(r) == expected, p << " opset " << opset);
+      CHECK_MESSAGE(r.summary.unverified == r17.summary.unverified, p << " opset " << opset);
+      CHECK_MESSAGE(r.summary.unknown == r17.summary.unknown, p << " opset " << opset);
+    }
+  }
+}
