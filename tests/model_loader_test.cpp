@@ -311,7 +311,7 @@ TEST_CASE("a load reads the graph and a page or two per stripped tensor, whateve
 
 TEST_CASE("real torch.onnx exports load the same strict and plain, and read back every weight they left on disk") {
   size_t with_stripped = 0;
-  for (const auto& e : fs::directory_iterator(std::string(BPULINT_SOURCE_DIR) + "/tests/exports")) {
+  for (const auto& e : fs::recursive_directory_iterator(std::string(BPULINT_SOURCE_DIR) + "/tests/exports")) {
     if (e.path().extension() != ".onnx") continue;
     const std::string path = e.path().string();
     CAPTURE(path);
