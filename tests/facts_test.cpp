@@ -10,22 +10,6 @@ using namespace bpulint::test;
 
 namespace {
 
-// Facts point into the loaded model, so both live together.
-struct Linted {
-  std::unique_ptr<LoadedModel> loaded = std::make_unique<LoadedModel>();
-  ModelFacts facts;
-  const ModelFacts* operator->() const { return &facts; }
-};
-
-Linted facts_of(const std::string& text, const FactOptions& options = {}) {
-  TempDir dir;
-  Linted l;
-  std::string error;
-  REQUIRE(load_model(save_model(dir, "m.onnx", model_from_text(text)), *l.loaded, error));
-  REQUIRE(extract_facts(*l.loaded, options, l.facts, error));
-  return l;
-}
-
 Value fact(const NodeFacts& n, const std::string& name) {
   const Value record = node_record(n, "bpu");
   const Value* v = record.field(name);
@@ -43,7 +27,7 @@ g (float[N,128,2,6,6] X, float[128,64,5,2,2] W) => (float[N,64,10,12,12] Y) {
 }  // namespace
 
 TEST_CASE("ConvTranspose defaults are resolved for its opset") {
-  const Linted f = facts_of(kConvTranspose3d);
+  const WalkedModel f = walk_model_text(kConvTranspose3d);
   REQUIRE(f->nodes.size() == 1);
   const NodeFacts& n = f->nodes[0];
   CHECK(n.op_type == "ConvTranspose");
@@ -60,7 +44,7 @@ TEST_CASE("ConvTranspose defaults are resolved for its opset") {
 }
 
 TEST_CASE("tensor facts: dtype, shape with unknown dynamic dims, constness") {
-  const Linted f = facts_of(kConvTranspose3d);
+  const WalkedModel f = walk_model_text(kConvTranspose3d);
   const Value in = *fact(f->nodes[0], "input").items().at(0).field("shape");
   CHECK(in.to_string() == "[?, 128, 2, 6, 6]");
   CHECK(in.items()[0].is_unknown());
@@ -77,7 +61,7 @@ TEST_CASE("tensor facts: dtype, shape with unknown dynamic dims, constness") {
 TEST_CASE("--input-shape pins dynamic dims and shape inference follows") {
   FactOptions o;
   o.input_shapes["X"] = {2, 128, 2, 6, 6};
-  const Linted f = facts_of(kConvTranspose3d, o);
+  const WalkedModel f = walk_model_text(kConvTranspose3d, o);
   CHECK(fact(f->nodes[0], "output").items().at(0).field("shape")->to_string() == "[2, 64, 10, 12, 12]");
 }
 
@@ -101,7 +85,7 @@ TEST_CASE("--input-shape errors name the problem") {
 }
 
 TEST_CASE("initializers and Constant outputs are constant") {
-  const Linted f = facts_of(R"(
+  const WalkedModel f = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,4] X) => (float[1,4] Y) {
   C = Constant <value = float[4] {1.0, 2.0, 3.0, 4.0}> ()
@@ -115,7 +99,7 @@ g (float[1,4] X) => (float[1,4] Y) {
 }
 
 TEST_CASE("subgraphs are walked with graph paths") {
-  const Linted f = facts_of(R"(
+  const WalkedModel f = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (bool cond, float[2] X) => (float[2] Y) {
   Y = If (cond) <
@@ -177,7 +161,7 @@ g (bool cond, float[1, 4, 2, 4, 4] X) => (float[1, 4, 8, 16, 16] Y) <float[4, 4,
 }
 
 TEST_CASE("a model newer than the ONNX library gets a note, not a refusal") {
-  const Linted f = facts_of(R"(
+  const WalkedModel f = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2] X) => (float[2] Y) { Y = Relu (X) }
 )");
@@ -199,7 +183,7 @@ g (float[2] X) => (float[2] Y) { Y = Relu (X) }
 }
 
 TEST_CASE("model-level facts") {
-  const Linted f = facts_of(R"(
+  const WalkedModel f = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float16[2] X, int8[2] Z) => (float16[2] Y) { Y = Relu (X) }
 )");
@@ -209,7 +193,7 @@ g (float16[2] X, int8[2] Z) => (float16[2] Y) { Y = Relu (X) }
 }
 
 TEST_CASE("a declared output shape that contradicts inference does not lose every shape") {
-  const Linted f = facts_of(R"(
+  const WalkedModel f = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,4,3,3] X) => (float[7] Y) {
   A = Relu (X)
@@ -224,7 +208,7 @@ g (float[1,4,3,3] X) => (float[7] Y) {
 TEST_CASE("inconsistent conv ranks do not crash ONNX shape inference") {
   // ONNX 1.12's ConvTranspose inference reads past its kernel vector here.
   for (const char* w : {"float W", "float[4,2,2,2] W", "float[4,2] W"}) {
-    const Linted f = facts_of(std::string(R"(
+    const WalkedModel f = walk_model_text(std::string(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,4,3,3,3] X, )") + w + R"() => (float[] Y) {
   Y = ConvTranspose <strides = [2, 2, 2]> (X, W)
@@ -232,7 +216,7 @@ g (float[1,4,3,3,3] X, )") + w + R"() => (float[] Y) {
 )");
     CHECK(f->nodes.size() == 1);
   }
-  const Linted conv = facts_of(R"(
+  const WalkedModel conv = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,4,3,3] X, float[4,4,1,1] W) => (float[] Y) {
   Y = Conv <kernel_shape = [1, 1, 1]> (X, W)
@@ -273,14 +257,14 @@ g (float[2] X) => (float[2] Y) { Y = local.Twice (X) }
 }
 
 TEST_CASE("hostile conv attributes: zero strides, spoofing attribute names") {
-  const Linted zero = facts_of(R"(
+  const WalkedModel zero = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,4,8,8] X, float[4,4,3,3] W) => (float[] Y) {
   Y = Conv <strides = [0, 0]> (X, W)
 }
 )");
   CHECK(zero->nodes.size() == 1);  // ONNX would divide by zero here
-  const Linted spoof = facts_of(R"(
+  const WalkedModel spoof = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,4,8,8] X, float[4,4,3,3] W) => (float[] Y) {
   Y = Conv <input = [1, 2, 3]> (X, W)
@@ -366,11 +350,11 @@ TEST_CASE("Einsum output dims come from its equation: explicit, implicit, ellips
                              ") => (float[1] Z) {\n  Y = Einsum <equation = \"" + c.equation +
                              "\"> (" + (std::string(c.inputs).find(" B") != std::string::npos ? "A, B" : "A") +
                              ")\n  Z = Relu (Y)\n}";
-    const Linted f = facts_of(text);
+    const WalkedModel f = walk_model_text(text);
     CHECK(fact(f->nodes[0], "output").items().at(0).field("shape")->to_string() == std::string(c.expected));
   }
   // Contradicting dims for one label: no dims are made up.
-  const Linted bad = facts_of(R"(
+  const WalkedModel bad = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 13]>
 g (float[3,4] A, float[5,6] B) => (float[1] Z) {
   Y = Einsum <equation = "ij,jk->ik"> (A, B)
@@ -408,7 +392,7 @@ namespace {
 // The fact `name` of the model's node `op` (the first of that type), read through the record and
 // through the on-demand source, which must agree.
 std::string moved_fact(const std::string& text, const std::string& op, const std::string& name) {
-  const Linted f = facts_of(text);
+  const WalkedModel f = walk_model_text(text);
   for (const auto& n : f->nodes) {
     if (n.op_type != op) continue;
     const Value record = node_record(n, "bpu");
@@ -530,7 +514,7 @@ TEST_CASE("an attribute an opset moved to an input is one fact in both forms") {
 }
 
 TEST_CASE("consumers: the op types that read a tensor, '' for a graph output") {
-  const Linted f = facts_of(R"(
+  const WalkedModel f = walk_model_text(R"(
 <ir_version: 8, opset_import: ["" : 13]>
 g (float[1,16,8,8] X, float[16,16,1,1] W) => (float[1,16,8,8] Y, float[1,16,8,8] C) {
   C = Conv (X, W)

@@ -95,6 +95,7 @@ CommandResult run_bpu_lint(const std::vector<std::string>& args, const std::stri
 struct WalkedModel {
   std::unique_ptr<LoadedModel> loaded = std::make_unique<LoadedModel>();
   ModelFacts facts;
+  const ModelFacts* operator->() const { return &facts; }
   // The node writing `output` (the 1.12 text format has no node names).
   const NodeFacts& node(const std::string& output) const;
   // The first node of op type `op`.
