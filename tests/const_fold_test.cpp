@@ -142,8 +142,12 @@ g (float[1,8,4,4] X) => (float[1,8,4,4] Y) {
 )";
   // J6: Gelu is on hmct's look-up list; Bayes and Bernoulli2 name no Gelu, so
   // the Erf inside it decides (BPU on X5, CPU on J5 and X3).
-  for (const auto& [p, bpu] : std::vector<std::pair<const char*, size_t>>{
+  // A plain pair, not a structured binding: C++17 lets no lambda (doctest's
+  // CHECK_MESSAGE) capture one, and clang enforces it.
+  for (const auto& platform_bpu : std::vector<std::pair<const char*, size_t>>{
            {"j6p", 1}, {"j6e", 1}, {"j6m", 1}, {"bayes-e", 1}, {"bayes", 0}, {"bernoulli2", 0}}) {
+    const char* p = platform_bpu.first;
+    const size_t bpu = platform_bpu.second;
     const ModelReport r = lint_text(model, p);
     CHECK_MESSAGE(r.summary.bpu == bpu, p);
     CHECK_MESSAGE(r.summary.cpu == 1 - bpu, p);
