@@ -64,6 +64,11 @@ if(BPULINT_BUNDLE)
   ]])
 endif()
 
+if(BPULINT_BUNDLE AND BPULINT_ONNX_LICENSE)
+  # ONNX, linked in statically (cmake/onnx.cmake): its licence beside the bundled libraries'.
+  install(FILES "${BPULINT_ONNX_LICENSE}" DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/bpu-lint/third-party RENAME onnx.LICENSE)
+endif()
+
 if(BPULINT_BUNDLE)
   # The .deb (cpack -G DEB, from scripts/package.sh) is the bundle installed
   # under /usr, its libraries private in /usr/lib/bpu-lint: it depends only on

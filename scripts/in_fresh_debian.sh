@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs the README's two commands where a newcomer would: a clean clone in /root
-# (mode 700, as in a root container) of a fresh minimal Debian 12 root
+# (mode 700, as in a root container) of a fresh minimal Debian 12 or 13 root
 # (debootstrap --variant=minbase), entered with chroot. Nothing installed on
 # this machine is visible there; scripts/demo.sh and scripts/test.sh install
 # what they need themselves. The last lines are test.sh's ctest summary.
-#   scripts/in_fresh_debian.sh            # demo.sh, then test.sh
-#   scripts/in_fresh_debian.sh CMD ...    # another command, run in the clone
+#   scripts/in_fresh_debian.sh [--release bookworm|trixie]            # demo.sh, then test.sh
+#   scripts/in_fresh_debian.sh [--release bookworm|trixie] CMD ...    # another command, run in the clone
 # Root only. Reuses, never changes, what is only a cache: this machine's
 # downloaded .deb files and (where CCACHE_DIR or ccache's default exists) its
 # compiler cache. Its own trust store's local CAs go in too, so package
@@ -13,15 +13,14 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [[ $(id -u) -eq 0 ]] || { echo "in_fresh_debian.sh: needs root (debootstrap, chroot, mount)" >&2; exit 2; }
+release=bookworm
+if [[ ${1:-} == --release ]]; then release=${2:?--release needs bookworm or trixie}; shift 2; fi
+case $release in bookworm|trixie) ;; *) echo "in_fresh_debian.sh: --release is bookworm or trixie, not '$release'" >&2; exit 2 ;; esac
 if (($#)); then command=("$@"); else command=(bash -c 'scripts/demo.sh && scripts/test.sh'); fi
 
 "$repo/scripts/apt_install.sh" debootstrap git
 
-# The Debian mirror this machine's apt uses (deb822 or one-line sources).
-mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '$1 == "URIs:" && $2 !~ /security/ {print $2; exit}')
-[[ -n $mirror ]] || mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-  awk '$1 == "deb" && $0 !~ /security/ {for (i = 2; i <= NF; ++i) if ($i ~ /:\/\//) {print $i; exit}}')
-[[ -n $mirror ]] || { echo "in_fresh_debian.sh: no Debian mirror in this machine's apt sources" >&2; exit 2; }
+mirror=$("$repo/scripts/debian_mirror.sh")
 
 root=$(mktemp -d /var/tmp/bpu-lint-fresh.XXXXXX)
 chmod 755 "$root"   # it is the root's /: mktemp's 700 would lock every other user out of it
@@ -36,8 +35,8 @@ trap cleanup EXIT
 bind() { mkdir -p "$root$2"; mount --bind "$1" "$root$2"; mounts+=("$root$2"); }
 
 step() { echo "== in_fresh_debian: $1 (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
-step "debootstrap --variant=minbase bookworm"
-debootstrap --variant=minbase --cache-dir=/var/cache/apt/archives bookworm "$root" "$mirror" >"$root.log" 2>&1 ||
+step "debootstrap --variant=minbase $release"
+debootstrap --variant=minbase --cache-dir=/var/cache/apt/archives "$release" "$root" "$mirror" >"$root.log" 2>&1 ||
   { tail -n 20 "$root.log" >&2; rm -f "$root.log"; exit 2; }
 rm -f "$root.log"
 
@@ -45,8 +44,14 @@ rm -f "$root.log"
 # resolution, and the local CAs of its trust store (picked up when the root
 # installs ca-certificates).
 rm -f "$root/etc/apt/sources.list"
-cp -a /etc/apt/sources.list.d/. "$root/etc/apt/sources.list.d/" 2>/dev/null || true
-[[ -f /etc/apt/sources.list ]] && cp /etc/apt/sources.list "$root/etc/apt/sources.list"
+host_release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+if [[ $release == "$host_release" ]]; then
+  cp -a /etc/apt/sources.list.d/. "$root/etc/apt/sources.list.d/" 2>/dev/null || true
+  [[ -f /etc/apt/sources.list ]] && cp /etc/apt/sources.list "$root/etc/apt/sources.list"
+else
+  # Another release: the same mirror, that release's suites.
+  printf 'deb %s %s main\ndeb %s %s-updates main\n' "$mirror" "$release" "$mirror" "$release" >"$root/etc/apt/sources.list"
+fi
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
 if [[ -d /usr/local/share/ca-certificates ]]; then
   mkdir -p "$root/usr/local/share/ca-certificates"

@@ -58,7 +58,9 @@ ModelReport lint_proto(const TempDir& dir, const onnx::ModelProto& m, const std:
   return r;
 }
 
-const FixOption& option(const NodeFixPlan& plan, const std::string& id) {
+// The id as a pointer: a temporary string argument would make GCC 14's
+// -Wdangling-reference suspect the returned reference.
+const FixOption& option(const NodeFixPlan& plan, const char* id) {
   for (const auto& o : plan.options) {
     if (o.id == id) return o;
   }

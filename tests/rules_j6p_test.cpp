@@ -142,14 +142,14 @@ TEST_CASE("BPU3004 reduce-l1-l2-reduced-elements, with and without axes") {
 
 TEST_CASE("BPU3004 at opset 18 reads axes from the constant second input") {
   auto reduce = [](const std::string& shape, const std::string& axes) {
-    return "<ir_version: 8, opset_import: [\"\" : 18]>\ng (float" + shape + " X) => (float[] Y) {\n"
+    return "<ir_version: 8, opset_import: [\"\" : 18]>\ng (float" + shape + " X) => (float[N,M] Y) {\n"
            "  A = Constant <value = int64[1] {" + axes + "}> ()\n  Y = ReduceL1 (X, A)\n}\n";
   };
   CHECK_FALSE(fires(lint_text(reduce("[1,65535]", "1")), "BPU3004"));
   CHECK(fires(lint_text(reduce("[1,65536]", "1")), "BPU3004"));
   CHECK_FALSE(fires(lint_text(reduce("[70000,2]", "1")), "BPU3004"));
   const ModelReport dynamic = lint_text("<ir_version: 8, opset_import: [\"\" : 18]>\n"
-                                        "g (float[1,65536] X, int64[1] A) => (float[] Y) {\n  Y = ReduceL1 (X, A)\n}\n");
+                                        "g (float[1,65536] X, int64[1] A) => (float[N,M] Y) {\n  Y = ReduceL1 (X, A)\n}\n");
   CHECK(unverified(dynamic, "BPU3004"));
 }
 

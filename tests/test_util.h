@@ -42,6 +42,8 @@ std::string save_model(const TempDir& dir, const std::string& name, const onnx::
 // The built-in database (loaded once).
 const RuleDatabase& database();
 const Platform& platform(const std::string& name);
+// For a literal: no temporary string, so GCC 14's -Wdangling-reference has nothing to suspect.
+inline const Platform& platform(const char* name) { return platform(std::string(name)); }
 
 // lint() with every rule at its own level and nothing waived: what the CLI
 // does for a model without a configuration.

@@ -1,5 +1,6 @@
 #include "bpulint/cli/cli.h"
 #include "bpulint/base/strings.h"
+#include "bpulint/model/model_checker.h"
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -209,8 +210,11 @@ bool outputs_acceptable(RunOptions& run) {
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"bpu-lint: which ONNX nodes will fall off a Horizon BPU, and why"};
+  const OnnxLibrary& onnx = onnx_library();
   app.set_version_flag("--version", std::string("bpu-lint ") + BPULINT_VERSION + " (rules sha256 " +
-                                         embedded_rules_sha256() + ")");
+                                         embedded_rules_sha256() + "; ONNX " + onnx.version + ": opset <= " +
+                                         std::to_string(onnx.opset) + ", IR <= " + std::to_string(onnx.ir_version) +
+                                         ")");
 
   RunOptions run;
   std::string color = "auto";

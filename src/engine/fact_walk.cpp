@@ -16,10 +16,10 @@
 
 #include "bpulint/model/graph_walk.h"
 #include "bpulint/model/guarded_inference.h"
+#include "bpulint/model/model_checker.h"
 #include "bpulint/base/name_table.h"
 #include "facts_internal.h"
 #include "const_fold.h"
-#include "opset_forms.h"
 #include "shape_values.h"
 
 namespace bpulint {
@@ -599,9 +599,7 @@ class Walker {
     const bool has_subgraph = current_has_subgraph_;
     const ValueFacts* first_input = input_facts_.empty() ? nullptr : input_facts_[0];
     std::string failure;
-    if (f.domain.empty() && !has_subgraph && infer_newer_form(node, f, schema, first_input, inferred)) {
-      // a form newer than the ONNX library: its type comes from opset_forms.h
-    } else if (schema != nullptr && !has_subgraph && node.output_size() == 1 && first_input != nullptr &&
+    if (schema != nullptr && !has_subgraph && node.output_size() == 1 && first_input != nullptr &&
         first_input->type != nullptr && traits.keeps_input_type) {
       // ONNX infers these ops by copying input 0's type; sharing the pointer
       // does the same without a context, a copy or an allocation.
@@ -716,26 +714,6 @@ class Walker {
     }
     f.outputs = TensorList(out_.tensors.data() + first, out_.tensors.size() - first);
     shared_output_type_ = nullptr;
-  }
-
-  // Output types for forms newer than the ONNX library (an opset-18 Reduce*
-  // with axes as an input, an opset-20 Gelu); false when it is none of them
-  // or its type cannot be said, and ONNX's own inference runs as usual.
-  bool infer_newer_form(const onnx::NodeProto& node, const NodeFacts& f, const onnx::OpSchema* schema,
-                        const ValueFacts* first_input, std::vector<const onnx::TypeProto*>& inferred) {
-    const onnx::TypeProto* x = first_input != nullptr ? first_input->type : nullptr;
-    if (is_reduce_with_axes_input(node, f.opset, schema)) {
-      const ValueFacts* axes = input_facts_.size() > 1 ? input_facts_[1] : nullptr;
-      onnx::TypeProto reduced;
-      if (!reduce_output_type(node, f.opset, x, axes != nullptr ? axes->data : nullptr, reduced)) return false;
-      inferred.push_back(types_.keep(reduced));
-      return true;
-    }
-    if (is_newer_elementwise(f.op_type, schema) && node.output_size() == 1 && x != nullptr) {
-      shared_output_type_ = x;
-      return true;
-    }
-    return false;
   }
 
   // The folder's inputs, decoded once per tensor; false when one is not known.
@@ -1010,11 +988,7 @@ const char* cause_kind_name(CauseKind k) {
   return "unknown";
 }
 
-int64_t max_known_opset() {
-  const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  auto it = map.find(onnx::ONNX_DOMAIN);
-  return it == map.end() ? 0 : it->second.second;
-}
+int64_t max_known_opset() { return onnx_library().opset; }
 
 void FactProgress::publish(size_t nodes) {
   published_.store(nodes, std::memory_order_release);

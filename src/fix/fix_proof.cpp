@@ -371,7 +371,8 @@ class WeightCache {
   WeightCache(const RewriteInputs& in, const TensorBytesReader& reader) : in_(in), reader_(reader) {}
   // The bytes of t, or nullptr with the error.
   const std::string* bytes(const onnx::TensorProto& t, std::string& error) {
-    for (auto& [proto, data] : {std::make_pair(in_.weight, &weight_), std::make_pair(in_.bias, &bias_)}) {
+    const std::pair<const onnx::TensorProto*, std::string*> cached[] = {{in_.weight, &weight_}, {in_.bias, &bias_}};
+    for (const auto& [proto, data] : cached) {
       if (proto == nullptr || !(&t == proto || same_external_reference(t, *proto))) continue;
       if (data->empty() && !reader_(*proto, *data, error)) return nullptr;
       return data;

@@ -21,8 +21,8 @@ namespace {
 // The model, checked by the ONNX checker beside the walk that extracts the
 // facts and the rule checks that follow it node by node.
 // An invalid model is refused like an unreadable one: its verdicts would be
-// about a graph no toolchain accepts. A model newer than the ONNX library is
-// linted without the checker, and says so. The checker reads the same model
+// about a graph no toolchain accepts. A model newer than the ONNX library gets
+// the checks that hold whatever the opset (check_structure), and says so. The checker reads the same model
 // as the walk and both only read it, so it runs beside them (on a 100k-node
 // graph it would otherwise add a third to the run); its verdict decides afterwards.
 bool facts_and_findings(ModelReport& r, const ModelPlan& plan) {
@@ -38,16 +38,17 @@ bool facts_and_findings(ModelReport& r, const ModelPlan& plan) {
         r.diagnostics = evaluate_while_extracting(r.facts, *plan.platform, progress, [&] {
           extracted = extract_facts(*r.loaded, plan.facts, r.facts, error, &progress);
           if (extracted && !cannot_check.empty()) {
-            r.facts.notes.push_back("not checked by the ONNX checker: " + cannot_check);
+            r.facts.notes.push_back("not checked by the ONNX checker: " + cannot_check +
+                                    "; its structure (SSA, order, references) was checked");
           }
           return extracted;
         });
       },
       [&] {
         // The walk checks the main graph's names as it hashes them: the checker skips its own tables.
-        if (cannot_check.empty()) {
-          valid = check_onnx_model(*r.loaded->model, r.loaded->folder, check_error, NameCheck::ByCaller);
-        }
+        valid = cannot_check.empty()
+                    ? check_onnx_model(*r.loaded->model, r.loaded->folder, check_error, NameCheck::ByCaller)
+                    : check_structure(*r.loaded->model, check_error);
       });
   // Names the walk found wrong (or a walk that did not finish): ONNX's own verdict and reason.
   if (valid && cannot_check.empty() && !r.facts.main_graph_names_valid) {

@@ -7,8 +7,10 @@
 #include <exception>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "bpulint/base/name_table.h"
+#include "onnx_compat.h"
 
 namespace bpulint {
 using onnx::checker::ValidationError;
@@ -48,7 +50,7 @@ std::string one_line(const std::string& what) {
   return line;
 }
 
-// A quick "yes" for the common graph, or "ask ONNX": every check ONNX 1.12's
+// A quick "yes" for the common graph, or "ask ONNX": every check ONNX's
 // check_graph makes on a graph without subgraphs, sparse initializers or
 // removed experimental ops (value infos, initializers, schemas through ONNX's
 // own check_node, topological order, SSA), with names in a flat table of
@@ -61,7 +63,7 @@ std::string one_line(const std::string& what) {
 bool plain_graph_passes(const onnx::GraphProto& graph, const onnx::checker::CheckerContext& ctx, NameCheck names) {
   if (graph.name().empty() || graph.sparse_initializer_size() > 0) return false;
   for (const auto& node : graph.node()) {
-    if (onnx::checker::check_is_experimental_op(node.op_type())) return false;  // ONNX warns on stderr
+    if (onnx_compat::is_experimental_op(node)) return false;  // ONNX warns on stderr
     for (const auto& attr : node.attribute()) {
       if (attr.has_g() || attr.graphs_size() > 0) return false;  // subgraphs see the outer names
     }
@@ -113,6 +115,98 @@ bool plain_graph_passes(const onnx::GraphProto& graph, const onnx::checker::Chec
 }
 
 }  // namespace
+
+namespace {
+
+// One graph of check_structure, with the names of the scopes around it.
+class StructureCheck {
+ public:
+  explicit StructureCheck(std::string& error) : error_(error) {}
+
+  bool graph(const onnx::GraphProto& g, const std::string& where) {
+    scopes_.emplace_back();
+    const bool ok = graph_body(g, where);
+    scopes_.pop_back();
+    return ok;
+  }
+
+ private:
+  bool graph_body(const onnx::GraphProto& g, const std::string& where) {
+    for (const auto& vi : g.input()) {
+      if (!assign(vi.name(), where, "graph input")) return false;
+    }
+    const std::unordered_set<std::string> inputs = scopes_.back();
+    std::unordered_set<std::string> initializers;
+    for (const auto& init : g.initializer()) {
+      // An initializer may repeat a graph input's name (IR < 4 requires it), once.
+      if (inputs.count(init.name()) != 0 && initializers.insert(init.name()).second) continue;
+      if (!assign(init.name(), where, "initializer")) return false;
+    }
+    for (const auto& node : g.node()) {
+      const std::string who = "node '" + node.name() + "' (" + node.op_type() + ")" + where;
+      for (const auto& in : node.input()) {
+        if (!in.empty() && !defined(in)) {
+          error_ = who + " reads '" + in + "', which nothing before it defines";
+          return false;
+        }
+      }
+      for (const auto& attr : node.attribute()) {
+        if (attr.has_g() && !graph(attr.g(), " in a subgraph of " + who)) return false;
+        for (const auto& sub : attr.graphs()) {
+          if (!graph(sub, " in a subgraph of " + who)) return false;
+        }
+      }
+      for (const auto& out : node.output()) {
+        if (!out.empty() && !assign(out, where, who + " output")) return false;
+      }
+    }
+    for (const auto& vi : g.output()) {
+      if (!defined(vi.name())) {
+        error_ = "graph output '" + vi.name() + "'" + where + " is not defined by any node, input or initializer";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool defined(const std::string& name) const {
+    return std::any_of(scopes_.rbegin(), scopes_.rend(), [&](const auto& s) { return s.count(name) != 0; });
+  }
+
+  bool assign(const std::string& name, const std::string& where, const std::string& what) {
+    if (name.empty()) {
+      error_ = "a " + what + where + " has no name";
+      return false;
+    }
+    if (!scopes_.back().insert(name).second) {
+      error_ = "'" + name + "' is assigned twice" + where + " (again as " + what + ")";
+      return false;
+    }
+    return true;
+  }
+
+  std::string& error_;
+  std::vector<std::unordered_set<std::string>> scopes_;
+};
+
+}  // namespace
+
+bool check_structure(const onnx::ModelProto& model, std::string& error) {
+  StructureCheck check(error);
+  return check.graph(model.graph(), "");
+}
+
+const OnnxLibrary& onnx_library() {
+  static const OnnxLibrary library = [] {
+    OnnxLibrary l;
+    l.version = onnx_compat::library_version();
+    l.ir_version = onnx::IR_VERSION;
+    const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    if (auto it = map.find(onnx::ONNX_DOMAIN); it != map.end()) l.opset = it->second.second;
+    return l;
+  }();
+  return library;
+}
 
 std::string checker_cannot_judge(const onnx::ModelProto& model) {
   if (model.ir_version() > onnx::IR_VERSION) {

@@ -101,7 +101,6 @@ const std::vector<InputAttribute>& input_attributes() {
   return table;
 }
 
-bool is_newer_elementwise_op(const std::string& op) { return op == "Gelu" || op == "Mish"; }
 
 const InputAttribute* input_attribute(const std::string& op, const std::string& name, int64_t opset) {
   const InputAttribute* best = nullptr;

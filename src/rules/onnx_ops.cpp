@@ -36,7 +36,7 @@ std::set<std::string> onnx_attribute_names(const std::string& op, const std::str
 }
 
 bool onnx_op_exists(const std::string& op, const std::string& domain) {
-  return onnx::OpSchemaRegistry::Schema(op, domain) != nullptr || (domain.empty() && is_newer_elementwise_op(op));
+  return onnx::OpSchemaRegistry::Schema(op, domain) != nullptr;
 }
 
 }  // namespace bpulint

@@ -21,13 +21,13 @@ for f in "$tarball" "$deb" "$wheel"; do [[ -f $f ]] || { echo "FAIL: scripts/pac
 mkdir "$work/tar" "$work/deb" "$work/wheel"
 tar -xzf "$tarball" -C "$work/tar"
 b=$work/tar/bpu-lint-$version-linux-x86_64
-for f in bin/bpu-lint lib/bpu-lint/libonnx.so.1 lib/bpu-lint/libprotobuf.so.32 lib/bpu-lint/libgvc.so.6 \
+for f in bin/bpu-lint lib/bpu-lint/libprotobuf.so.32 lib/bpu-lint/libgvc.so.6 \
          lib/bpu-lint/libgvplugin_dot_layout.so.6 share/man/man1/bpu-lint.1 \
-         share/bash-completion/completions/bpu-lint share/doc/bpu-lint/third-party/libonnx1.copyright; do
+         share/bash-completion/completions/bpu-lint share/doc/bpu-lint/third-party/onnx.LICENSE; do
   has "$b/$f"
 done
-# Linked in, or left to the base system: never bundled.
-for f in libyaml-cpp.so.0.7 libexpat.so.1 libstdc++.so.6 libc.so.6; do check test ! -e "$b/lib/bpu-lint/$f"; done
+# Linked in (ONNX 1.17 and yaml-cpp), or left to the base system: never bundled.
+for f in libonnx.so.1 libonnx_proto.so.1 libyaml-cpp.so.0.7 libexpat.so.1 libstdc++.so.6 libc.so.6; do check test ! -e "$b/lib/bpu-lint/$f"; done
 check grep -q '^\.TH BPU-LINT "1"' "$b/share/man/man1/bpu-lint.1"
 check grep -q 'fix\\-strategy' "$b/share/man/man1/bpu-lint.1"
 "$here/../../scripts/check_abi_floor.sh" "$b" || fail=1
@@ -36,7 +36,7 @@ dpkg-deb -x "$deb" "$work/deb"
 check grep -qx "Version: $version" <(dpkg-deb -f "$deb")
 depends=$(dpkg-deb -f "$deb" Depends)
 check grep -qx 'libc6 (>= 2.35), libstdc++6 (>= 12), libgcc-s1, zlib1g, libexpat1' <<<"$depends"
-for f in usr/bin/bpu-lint usr/lib/bpu-lint/libonnx.so.1 usr/share/man/man1/bpu-lint.1 \
+for f in usr/bin/bpu-lint usr/lib/bpu-lint/libprotobuf.so.32 usr/share/man/man1/bpu-lint.1 \
          usr/share/bash-completion/completions/bpu-lint; do
   has "$work/deb/$f"
 done
@@ -44,7 +44,7 @@ done
 
 /usr/bin/python3 -m zipfile -e "$wheel" "$work/wheel"
 has "$work/wheel/bpulint/_bundle/bin/bpu-lint"
-has "$work/wheel/bpulint/_bundle/lib/bpu-lint/libonnx.so.1"
+has "$work/wheel/bpulint/_bundle/lib/bpu-lint/libprotobuf.so.32"
 check grep -qx 'Tag: py3-none-manylinux_2_35_x86_64' "$work"/wheel/bpu_lint-"$version".dist-info/WHEEL
 check grep -qx 'Root-Is-Purelib: false' "$work"/wheel/bpu_lint-"$version".dist-info/WHEEL
 "$here/../../scripts/check_abi_floor.sh" "$work/wheel" || fail=1

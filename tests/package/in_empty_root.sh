@@ -37,6 +37,17 @@ done
 mkdir -p "$root/lib64" "$root/work" "$root/proc"
 cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
 cp "$model" "$root/work/model.onnx"
+# An opset-19 graph whose node reads a name nothing defines: the ONNX linked in
+# (1.17, opsets to 22) must refuse it, as at opset 17.
+/usr/bin/python3 - "$root/work/dangling19.onnx" <<'PY'
+import sys
+import onnx
+from onnx import TensorProto, helper
+graph = helper.make_graph([helper.make_node("Relu", ["nowhere"], ["Y"])], "g",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 4])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4])])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9), sys.argv[1])
+PY
 
 # chroot, with a /proc of its own (the loader reads /proc/self/exe to expand
 # $ORIGIN, as on any real machine): in new mount and PID namespaces (as an
@@ -66,6 +77,10 @@ check grep -q '"diagnostics": \[' "$root/work/report.json"
 enter "/$exe" /work/model.onnx --format html -o /work/report.html --exit-zero
 check grep -q "<svg" "$root/work/report.html"
 version=$(enter "/$exe" --version)
-check grep -q "^bpu-lint [0-9.]* (rules sha256 [0-9a-f]\{64\})$" <<<"$version"
+check grep -q "^bpu-lint [0-9.]* (rules sha256 [0-9a-f]\{64\}; ONNX 1\.17\.[0-9]*: opset <= 22, IR <= 10)$" <<<"$version"
+refused=0
+enter "/$exe" /work/dangling19.onnx >/dev/null 2>"$root/work/refused.txt" || refused=$?
+check test "$refused" -eq 2
+check grep -q "dangling19.onnx: error: invalid ONNX model: " "$root/work/refused.txt"
 if ((fail)); then exit 1; fi
 echo "$(basename "$artifact"): lints, writes JSON and an HTML graph in an empty root ($version)"

@@ -56,9 +56,4 @@ const std::vector<InputAttribute>& input_attributes();
 // nullptr when the node carries it as an attribute (or the op has no such input).
 const InputAttribute* input_attribute(const std::string& op, const std::string& name, int64_t opset);
 
-// Default-domain element-wise ops newer than the ONNX library bpu-lint links
-// (Mish at opset 18, Gelu at 20): rule files may name them, and the fact walk
-// gives their output input 0's type.
-bool is_newer_elementwise_op(const std::string& op);
-
 }  // namespace bpulint
