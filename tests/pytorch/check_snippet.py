@@ -35,6 +35,12 @@ except ImportError as e:  # a missing test dependency must be loud, never a sile
     print(f"check_snippet.py: cannot import torch ({e}); install it for {sys.executable}")
     sys.exit(2)
 
+# The checks are of the snippet's arithmetic, so torch's reference CPU kernels compute both
+# sides: Debian 13's torch 2.6 oneDNN path is wrong on some layers (a float ConvTranspose3d
+# 64 -> 48, kernel 2, stride 2 is off by 0.28; a ConvTranspose2d with dilation 2 and stride 1
+# by 0.92, or NaN), measured against float64 and against the non-oneDNN kernels (3.8e-7).
+torch.backends.mkldnn.enabled = False
+
 TOLERANCE = 1e-5
 INPUT_DHW = (3, 5, 7)  # small and odd, so that shape mix-ups cannot cancel out
 CLASS_PRECONDITIONS = {
