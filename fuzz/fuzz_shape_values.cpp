@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <unordered_map>
@@ -317,7 +318,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   onnx::GraphProto onnx_values;
   if (!onnx_reference(model, copy, onnx_values)) return 0;
   // The values ONNX propagated, element by element, where both know them.
+  // ONNX 1.17 propagates a Cast's data as the integers it was given (no
+  // rounding through a float, no wrap-around into a narrower integer), so a
+  // graph that casts to anything but int64 is left out of this comparison.
+  const bool narrowing_cast =
+      std::any_of(model.graph().node().begin(), model.graph().node().end(), [](const onnx::NodeProto& node) {
+        if (node.op_type() == "CastLike") return true;
+        if (node.op_type() != "Cast") return false;
+        return std::any_of(node.attribute().begin(), node.attribute().end(), [](const onnx::AttributeProto& a) {
+          return a.name() == "to" && a.i() != onnx::TensorProto::INT64;
+        });
+      });
   for (const auto& vi : onnx_values.value_info()) {
+    if (narrowing_cast) break;
     auto it = our_values.find(vi.name());
     if (it == our_values.end()) continue;
     const auto& theirs = vi.type().tensor_type().shape();

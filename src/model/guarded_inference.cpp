@@ -52,9 +52,9 @@ bool conv_like_is_consistent(const onnx::InferenceContext& ctx, bool has_weight)
          ints_size_is(ctx, "output_padding", spatial) && ints_size_is(ctx, "output_shape", spatial);
 }
 
-// Reshape, Expand and ConstantOfShape take their output's rank from the
-// length of a shape input when its values are unknown, and create that many
-// dims: a shape input of length 2^62 would exhaust memory. No real tensor has
+// Reshape, Expand, ConstantOfShape, Resize (sizes) and AffineGrid (size) take
+// their output's rank from the length of a shape input when its values are
+// unknown, and create that many dims: a shape input of length 2^62 would exhaust memory. No real tensor has
 // more than a few dozen dims.
 constexpr int64_t kMaxShapeInputLength = 1024;
 
@@ -70,7 +70,7 @@ bool shape_input_is_plausible(const onnx::InferenceContext& ctx, size_t i) {
 
 
 // --- Einsum ---------------------------------------------------------------
-// ONNX 1.12 infers Einsum's rank but no dims, so a lift-splat's volume
+// ONNX 1.12 inferred Einsum's rank but no dims (1.17 infers some), so a lift-splat's volume
 // (einsum('bdhw,bchw->bcdhw')) has no shape and the view() after it becomes
 // runtime shape work. Each output label takes its dim from the inputs that
 // carry it; the ellipsis takes the inputs' broadcast dims.
@@ -105,6 +105,52 @@ bool einsum_term(const std::string& text, std::string& labels) {
     }
   }
   return true;
+}
+
+// ONNX 1.17's own Einsum inference indexes the input dims before it checks
+// the equation against the input ranks (a fuzzed equation read past a
+// shape: SEGV). It runs only on an equation whose terms fit their inputs:
+// letters and at most one "..." per term, one term per input, as many
+// letters as the rank without an ellipsis (at most with one), one ellipsis
+// rank for every input that has one, and output labels the inputs have.
+bool einsum_fits_inputs(const onnx::InferenceContext& ctx) {
+  const onnx::AttributeProto* attr = ctx.getAttribute("equation");
+  if (attr == nullptr) return false;
+  std::string eq;
+  for (char c : attr->s()) {
+    if (c != ' ') eq += c;
+  }
+  const size_t arrow = eq.find("->");
+  std::string output, labels, seen;
+  if (arrow != std::string::npos && !einsum_term(eq.substr(arrow + 2), output)) return false;
+  const std::string lhs = eq.substr(0, arrow);
+  size_t input = 0;
+  int ellipsis_rank = -1;
+  for (size_t start = 0;; ++input) {
+    const size_t comma = lhs.find(',', start);
+    if (!einsum_term(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start), labels)) {
+      return false;
+    }
+    seen += labels;
+    if (input >= ctx.getNumInputs()) return false;
+    const int rank = input_rank(ctx, input);
+    const bool dots = labels.find('.') != std::string::npos;
+    const int letters = static_cast<int>(labels.size()) - (dots ? 1 : 0);
+    if (rank >= 0) {
+      if (dots ? letters > rank : letters != rank) return false;
+      if (dots) {
+        if (ellipsis_rank >= 0 && ellipsis_rank != rank - letters) return false;
+        ellipsis_rank = rank - letters;
+      }
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  // ONNX looks each output label up among the inputs' without checking that it is there.
+  for (char c : output) {
+    if (c != '.' && seen.find(c) == std::string::npos) return false;
+  }
+  return input + 1 == ctx.getNumInputs();
 }
 
 void infer_einsum_dims(onnx::InferenceContext& ctx) {
@@ -187,7 +233,11 @@ const onnx::OpSchema* GuardedSchemaRegistry::GetSchema(const std::string& key, c
   static const std::set<std::string> kWeighted = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv"};
   static const std::set<std::string> kPooling = {"MaxPool", "AveragePool", "LpPool", "MaxUnpool"};
   const bool weighted = kWeighted.count(key) > 0;
-  const int shape_input = key == "Reshape" || key == "Expand" ? 1 : key == "ConstantOfShape" ? 0 : -1;
+  // The input whose length ONNX takes as the output's rank (shape_input_is_plausible).
+  static const std::map<std::string, int> kShapeInput = {
+      {"Reshape", 1}, {"Expand", 1}, {"ConstantOfShape", 0}, {"Resize", 3}, {"AffineGrid", 1}};
+  const auto shape_it = kShapeInput.find(key);
+  const int shape_input = shape_it == kShapeInput.end() ? -1 : shape_it->second;
   const bool einsum = key == "Einsum";
   if (schema == nullptr || !(domain.empty() || domain == "ai.onnx") ||
       (!weighted && kPooling.count(key) == 0 && shape_input < 0 && !einsum)) {
@@ -199,6 +249,10 @@ const onnx::OpSchema* GuardedSchemaRegistry::GetSchema(const std::string& key, c
     slot = std::make_unique<onnx::OpSchema>(*schema);
     onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
     slot->TypeAndShapeInferenceFunction([original](onnx::InferenceContext& ctx) {
+      // An equation that does not fit gets no type (ONNX's function would fail
+      // it, or read past a shape); nor does one whose inputs' ellipses differ
+      // in rank, which ONNX 1.17 cannot broadcast.
+      if (!einsum_fits_inputs(ctx)) return;
       original(ctx);
       infer_einsum_dims(ctx);
     });
