@@ -21,7 +21,8 @@ exec 9>"$prefix.lock"
 flock 9
 [[ -f $prefix/.complete ]] && exit 0
 
-"$repo/scripts/apt_install.sh" cmake g++ make libprotobuf-dev protobuf-compiler debian-archive-keyring
+# python3: ONNX generates its protobuf sources with a Python script.
+"$repo/scripts/apt_install.sh" cmake g++ make python3 libprotobuf-dev protobuf-compiler debian-archive-keyring
 work=$(mktemp -d "$prefix.work.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 say() { echo "build_onnx.sh: $*" >&2; }
