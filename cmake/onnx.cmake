@@ -38,7 +38,6 @@ else()
 endif()
 # Debian 13's package builds the ML protos but does not tell its users so.
 target_compile_definitions(bpulint_onnx INTERFACE ONNX_NAMESPACE=onnx ONNX_ML=1)
-target_compile_definitions(bpulint_onnx INTERFACE BPULINT_ONNX_VERSION="${ONNX_VERSION}")
 # ONNX's licence, where its static library is linked into the binary
 # (cmake/install.cmake); build_onnx.sh puts it beside the library. A shared
 # system ONNX is bundled with its Debian copyright file instead.

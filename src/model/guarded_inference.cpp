@@ -107,13 +107,16 @@ bool einsum_term(const std::string& text, std::string& labels) {
   return true;
 }
 
-// ONNX 1.17's own Einsum inference indexes the input dims before it checks
-// the equation against the input ranks (a fuzzed equation read past a
-// shape: SEGV). It runs only on an equation whose terms fit their inputs:
-// letters and at most one "..." per term, one term per input, as many
-// letters as the rank without an ellipsis (at most with one), one ellipsis
-// rank for every input that has one, and output labels the inputs have.
-bool einsum_fits_inputs(const onnx::InferenceContext& ctx) {
+// The equation's terms: each input's labels and the output's, '.' standing
+// for the ellipsis, spaces dropped. False when a term is not letters with at
+// most one "...", or there is not one term per input.
+struct EinsumEquation {
+  std::vector<std::string> inputs;
+  std::string output;
+  bool explicit_output = false;
+};
+
+bool parse_einsum(const onnx::InferenceContext& ctx, EinsumEquation& parsed) {
   const onnx::AttributeProto* attr = ctx.getAttribute("equation");
   if (attr == nullptr) return false;
   std::string eq;
@@ -121,57 +124,52 @@ bool einsum_fits_inputs(const onnx::InferenceContext& ctx) {
     if (c != ' ') eq += c;
   }
   const size_t arrow = eq.find("->");
-  std::string output, labels, seen;
-  if (arrow != std::string::npos && !einsum_term(eq.substr(arrow + 2), output)) return false;
+  parsed.explicit_output = arrow != std::string::npos;
+  if (parsed.explicit_output && !einsum_term(eq.substr(arrow + 2), parsed.output)) return false;
   const std::string lhs = eq.substr(0, arrow);
-  size_t input = 0;
-  int ellipsis_rank = -1;
-  for (size_t start = 0;; ++input) {
-    const size_t comma = lhs.find(',', start);
-    if (!einsum_term(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start), labels)) {
-      return false;
-    }
-    seen += labels;
-    if (input >= ctx.getNumInputs()) return false;
-    const int rank = input_rank(ctx, input);
-    const bool dots = labels.find('.') != std::string::npos;
-    const int letters = static_cast<int>(labels.size()) - (dots ? 1 : 0);
-    if (rank >= 0) {
-      if (dots ? letters > rank : letters != rank) return false;
-      if (dots) {
-        if (ellipsis_rank >= 0 && ellipsis_rank != rank - letters) return false;
-        ellipsis_rank = rank - letters;
-      }
-    }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  // ONNX looks each output label up among the inputs' without checking that it is there.
-  for (char c : output) {
-    if (c != '.' && seen.find(c) == std::string::npos) return false;
-  }
-  return input + 1 == ctx.getNumInputs();
-}
-
-void infer_einsum_dims(onnx::InferenceContext& ctx) {
-  const onnx::AttributeProto* attr = ctx.getAttribute("equation");
-  if (attr == nullptr || ctx.getNumOutputs() != 1) return;
-  std::string eq;
-  for (char c : attr->s()) {
-    if (c != ' ') eq += c;
-  }
-  const size_t arrow = eq.find("->");
-  const std::string lhs = eq.substr(0, arrow);
-  std::vector<std::string> terms;
   for (size_t start = 0;;) {
     const size_t comma = lhs.find(',', start);
     std::string labels;
-    if (!einsum_term(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start), labels)) return;
-    terms.push_back(labels);
+    if (!einsum_term(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start), labels)) {
+      return false;
+    }
+    parsed.inputs.push_back(std::move(labels));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (terms.size() != ctx.getNumInputs()) return;
+  return parsed.inputs.size() == ctx.getNumInputs();
+}
+
+// ONNX 1.17's own Einsum inference indexes the input dims before it checks
+// the equation against the input ranks (a fuzzed equation read past a
+// shape: SEGV). It runs only on an equation whose terms fit their inputs: as
+// many letters as the rank without an ellipsis (at most with one), one
+// ellipsis rank for every input that has one, and output labels the inputs
+// have.
+bool einsum_fits_inputs(const onnx::InferenceContext& ctx, const EinsumEquation& eq) {
+  std::string seen;
+  int ellipsis_rank = -1;
+  for (size_t i = 0; i < eq.inputs.size(); ++i) {
+    const std::string& labels = eq.inputs[i];
+    seen += labels;
+    const int rank = input_rank(ctx, i);
+    const bool dots = labels.find('.') != std::string::npos;
+    const int letters = static_cast<int>(labels.size()) - (dots ? 1 : 0);
+    if (rank < 0) continue;
+    if (dots ? letters > rank : letters != rank) return false;
+    if (dots) {
+      if (ellipsis_rank >= 0 && ellipsis_rank != rank - letters) return false;
+      ellipsis_rank = rank - letters;
+    }
+  }
+  // ONNX looks each output label up among the inputs' without checking that it is there.
+  return std::all_of(eq.output.begin(), eq.output.end(),
+                     [&](char c) { return c == '.' || seen.find(c) != std::string::npos; });
+}
+
+void infer_einsum_dims(onnx::InferenceContext& ctx, const EinsumEquation& eq) {
+  if (ctx.getNumOutputs() != 1) return;
+  const std::vector<std::string>& terms = eq.inputs;
   std::map<char, Dim> by_label;
   std::map<char, int> uses;
   std::vector<Dim> ellipsis;  // right-aligned broadcast of every input's ellipsis dims
@@ -201,10 +199,8 @@ void infer_einsum_dims(onnx::InferenceContext& ctx) {
       if (!merge_dim(it->second, shape.dim(d++), false)) return;
     }
   }
-  std::string out;
-  if (arrow != std::string::npos) {
-    if (!einsum_term(eq.substr(arrow + 2), out)) return;
-  } else {  // implicit output: the ellipsis, then the labels used once, sorted
+  std::string out = eq.output;
+  if (!eq.explicit_output) {  // implicit output: the ellipsis, then the labels used once, sorted
     if (has_ellipsis) out += '.';
     for (const auto& u : uses) {
       if (u.second == 1) out += u.first;
@@ -252,9 +248,10 @@ const onnx::OpSchema* GuardedSchemaRegistry::GetSchema(const std::string& key, c
       // An equation that does not fit gets no type (ONNX's function would fail
       // it, or read past a shape); nor does one whose inputs' ellipses differ
       // in rank, which ONNX 1.17 cannot broadcast.
-      if (!einsum_fits_inputs(ctx)) return;
+      EinsumEquation eq;
+      if (!parse_einsum(ctx, eq) || !einsum_fits_inputs(ctx, eq)) return;
       original(ctx);
-      infer_einsum_dims(ctx);
+      infer_einsum_dims(ctx, eq);
     });
   }
   if (!slot && shape_input >= 0) {
