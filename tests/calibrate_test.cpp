@@ -153,7 +153,7 @@ TEST_CASE("calibrate: pairs of one platform, and bad input is one line, exit 2, 
   refused({"calibrate", kRwkv, "-o", out}, "calibrate takes pairs: MODEL LOG [MODEL LOG ...] (got 1 path)");
   refused({"calibrate", kRwkv, kRwkvLog, kAttn, kAttnX5, "-o", out},
           "is a bayes-e log, the ones before it bernoulli2; one rule file calibrates one platform");
-  refused({"calibrate", kRwkv, dir.path("missing.log"), "-o", out}, "missing.log: error: cannot read the log");
+  refused({"calibrate", kRwkv, dir.path("missing.log"), "-o", out}, "missing.log: error: cannot open: No such file or directory");
   write_file(dir.path("garbage.onnx"), "not a model");
   refused({"calibrate", dir.path("garbage.onnx"), kRwkvLog, "-o", out}, "garbage.onnx: error:");
   refused({"calibrate", kRwkv, kRwkvLog, "--platform", "nope", "-o", out}, "unknown platform or march 'nope' (known: ");

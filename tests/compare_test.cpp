@@ -4,6 +4,8 @@
 // hb_mapper makertbin and checker log, a J6E (nash-e) hb_compile log and a
 // failed hb_mapper run, all for tests/compare/yolo_mini.onnx (exported by
 // tests/compare/export_model.py); see tests/compare/README.md.
+#include <sys/stat.h>
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -622,6 +624,7 @@ TEST_CASE("bpu-lint compare: unusable logs exit 2 with one line naming the file"
   write_file(dir.path("two_marches.log"), replaced(x5, "  march: bayes-e", "  march: bernoulli2"));
   write_file(dir.path("odd_march.log"),
              replaced(replaced(read_file(kJ6e), "('nash-e',)", "('nash-q',)"), "  march: nash-e", "  march: nash-q"));
+  REQUIRE(::mkfifo(dir.path("fifo.log").c_str(), 0600) == 0);
   struct Case {
     std::string log;
     std::string message;
@@ -631,8 +634,10 @@ TEST_CASE("bpu-lint compare: unusable logs exit 2 with one line naming the file"
       {dir.path("truncated.log"), "(truncated log?)"},
       {dir.path("garbage.log"), "not an hb_mapper or hb_compile log"},
       {kFailed, "no per-node placement table in this hb_mapper log"},
-      {dir.path("missing.log"), "cannot read the log"},
-      {dir.dir(), "is a folder, not a compile log"},
+      {dir.path("missing.log"), "cannot open: No such file or directory"},
+      {dir.dir(), "is a folder, not a regular file"},
+      {dir.path("fifo.log"), "is a FIFO, not a regular file"},  // never a wait for a writer
+      {"/dev/zero", "is a character device, not a regular file"},  // never an endless read
       {dir.path("no_march.log"), "the log prints no march; choose the platform with --platform"},
       {dir.path("two_marches.log"), "the log names several marches (bernoulli2, bayes-e)"},
   };

@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include "bpulint/lint/config.h"
 #include "bpulint/base/ignore_file.h"
+#include "bpulint/base/input_file.h"
 
 namespace bpulint {
 namespace fs = std::filesystem;
@@ -63,11 +62,9 @@ void push_ignore_files(const std::string& folder, std::vector<IgnoreLayer>& laye
     const fs::path file = fs::path(folder) / name;
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) continue;
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in) continue;  // unreadable: as git, go on without it
-    layers.push_back({folder, IgnoreFile::parse(text.str())});
+    std::string text, error;
+    if (!read_input_file(file.string(), kIgnoreFile, text, error)) continue;  // unreadable: as git, go on without it
+    layers.push_back({folder, IgnoreFile::parse(text)});
   }
 }
 

@@ -2,18 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
+#include "bpulint/base/input_file.h"
 #include "bpulint/base/json_writer.h"
 
 namespace bpulint {
-namespace fs = std::filesystem;
 namespace {
-
-constexpr uintmax_t kMaxLogBytes = uintmax_t{512} << 20;
 
 struct Line {
   std::string text;       // after the logging prefix, without ANSI colour codes and the line end
@@ -712,36 +707,9 @@ bool parse_compile_log(std::string_view text, CompileLog& out, std::string& erro
 }
 
 bool read_compile_log(const std::string& path, CompileLog& out, std::string& error) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) {
-    error = "cannot read the log: " + (ec ? ec.message() : std::string(std::strerror(ENOENT)));
-    return false;
-  }
-  if (fs::is_directory(status)) {
-    error = "is a folder, not a compile log";
-    return false;
-  }
-  if (fs::is_regular_file(status) && fs::file_size(path, ec) > kMaxLogBytes) {
-    error = "the log is larger than 512 MiB; cut it down to the placement table and the lines around it";
-    return false;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = std::string("cannot read the log: ") + std::strerror(errno);
-    return false;
-  }
   std::string text;
-  char buf[1 << 16];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxLogBytes) {
-      error = "the log is larger than 512 MiB; cut it down to the placement table and the lines around it";
-      return false;
-    }
-  }
-  if (in.bad()) {
-    error = std::string("cannot read the log: ") + std::strerror(errno);
+  if (!read_input_file(path, kCompileLog, text, error)) {
+    if (error.rfind("is larger", 0) == 0) error += "; cut it down to the placement table and the lines around it";
     return false;
   }
   return parse_compile_log(text, out, error);

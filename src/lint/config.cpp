@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bpulint/base/input_file.h"
 #include "bpulint/engine/facts.h"
 #include "bpulint/rules/yaml_reader.h"
 
@@ -14,22 +15,13 @@ namespace bpulint {
 namespace fs = std::filesystem;
 namespace {
 
-bool read_text(const std::string& path, std::string& text, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) {
-    error = path + ": cannot open";
+// Reads and parses a YAML file; syntax errors come back as file:line:col.
+bool load_yaml_file(const std::string& path, const InputKind& kind, YAML::Node& root, std::string& error) {
+  std::string text;
+  if (!read_input_file(path, kind, text, error)) {
+    error = path + ": " + error;
     return false;
   }
-  std::ostringstream s;
-  s << in.rdbuf();
-  text = s.str();
-  return true;
-}
-
-// Reads and parses a YAML file; syntax errors come back as file:line:col.
-bool load_yaml_file(const std::string& path, YAML::Node& root, std::string& error) {
-  std::string text;
-  if (!read_text(path, text, error)) return false;
   try {
     root = YAML::Load(text);
     return true;
@@ -147,7 +139,7 @@ bool load_config(const std::string& path, Config& config, std::string& error) {
   config = Config{};
   config.path = path;
   YAML::Node root;
-  if (!load_yaml_file(path, root, error)) return false;
+  if (!load_yaml_file(path, kConfigFile, root, error)) return false;
   try {
     FileReader reader(path);
     if (root.IsNull()) return true;  // an empty file is a valid, empty configuration
@@ -210,7 +202,7 @@ bool load_baseline(const std::string& path, Baseline& baseline, std::string& err
   baseline = Baseline{};
   baseline.path = path;
   YAML::Node root;
-  if (!load_yaml_file(path, root, error)) return false;
+  if (!load_yaml_file(path, kBaselineFile, root, error)) return false;
   try {
     FileReader reader(path);
     reader.check_keys(root, {"schema_version", "findings"}, {"schema_version", "findings"}, "baseline");

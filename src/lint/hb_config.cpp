@@ -3,9 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "bpulint/base/input_file.h"
 #include "bpulint/engine/facts.h"
 #include "bpulint/rules/yaml_reader.h"
 
@@ -94,19 +93,12 @@ bool parse_hb_config(const std::string& text, const std::string& path, HbConfig&
 }
 
 bool load_hb_config(const std::string& path, HbConfig& out, std::string& error) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    error = path + ": is a directory";
+  std::string text;
+  if (!read_input_file(path, kHbConfigFile, text, error)) {
+    error = path + ": " + error;
     return false;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) {
-    error = path + ": cannot open";
-    return false;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_hb_config(text.str(), path, out, error);
+  return parse_hb_config(text, path, out, error);
 }
 
 std::string hb_config_summary(const HbConfig& c) {

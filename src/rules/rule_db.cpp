@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <dirent.h>
-#include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 
+#include "bpulint/base/input_file.h"
 #include "bpulint/rules/builtin_rules.h"
 #include "bpulint/rules/embedded_rules.h"
 #include "bpulint/rules/fact_names.h"
@@ -486,14 +485,12 @@ bool read_rule_paths(const std::vector<std::string>& paths, std::vector<RuleFile
       names.push_back(path);
     }
     for (const auto& n : names) {
-      std::ifstream in(n, std::ios::binary);
-      if (!in.is_open()) {
-        error = n + ": cannot open the rule file";
+      std::string text;
+      if (!read_input_file(n, kRuleFile, text, error)) {
+        error = n + ": " + error;
         return false;
       }
-      std::ostringstream text;
-      text << in.rdbuf();
-      files.push_back({n, text.str()});
+      files.push_back({n, std::move(text)});
     }
   }
   return true;
