@@ -143,4 +143,22 @@ inline bool add_metadata_prop(onnx::NodeProto& node, const std::string& key, con
   return node.ParseFromString(wire + bytes);
 }
 
+// Replaces the first initializer's payload (ct3d_model's W) by an ONNX
+// external-data reference; an empty offset or length is not written.
+inline void make_external(onnx::ModelProto& m, const std::string& location, const std::string& offset,
+                          const std::string& length) {
+  auto* w = m.mutable_graph()->mutable_initializer(0);
+  w->clear_raw_data();
+  w->clear_float_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto entry = [&](const char* k, const std::string& v) {
+    auto* e = w->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  entry("location", location);
+  if (!offset.empty()) entry("offset", offset);
+  if (!length.empty()) entry("length", length);
+}
+
 }  // namespace bpulint::models

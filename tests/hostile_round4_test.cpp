@@ -1,13 +1,20 @@
 // Hostile inputs, round 4 (issue 41), in its own cases: what a hostile model
 // author or a careless CI does to the files bpu-lint reads beside the model.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "bpulint/base/input_file.h"
+#include "bpulint/fix/fix_apply.h"
+#include "ct3d_model.h"
 #include "test_util.h"
 
 using namespace bpulint;
@@ -40,7 +47,7 @@ TEST_CASE("round 4: an input file is read as a bounded regular file, whatever th
   }
 
   // Above its kind's cap: refused from the size alone, before a byte is read.
-  const InputKind tiny{"test file", 16};
+  const InputKind tiny{"test file", 16, "a test file"};
   write_file(dir.path("big"), std::string(17, 'x'));
   CHECK_FALSE(read_input_file(dir.path("big"), tiny, text, error));
   CHECK(error == "is larger than a test file may be (less than 1 MiB)");
@@ -79,4 +86,118 @@ TEST_CASE("round 4: a FIFO, a device or a folder as any input file is one line a
   }
   struct stat st {};
   CHECK(::stat(out.c_str(), &st) != 0);  // calibrate wrote nothing
+}
+
+namespace {
+
+// A ConvTranspose3d (W 8x4x2x2x2) whose weights are in "w.data" beside it:
+// the run reads that file (--fix copies it), a lint only knows its name.
+std::string model_with_external_weights(const TempDir& dir) {
+  models::Ct3dModel layer;
+  layer.strides = {2, 2, 2};  // kernel == stride: a layer --fix rewrites
+  onnx::ModelProto m = models::ct3d_model(layer, [](const std::string& name, const std::vector<int64_t>& dims) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t.add_dims(d);
+    return t;
+  });
+  models::make_external(m, "w.data", "0", "1024");
+  std::string weights;
+  for (int i = 0; i < 256; ++i) weights += std::string("\x00\x00\x80\x3f", 4);  // 1.0f
+  write_file(dir.path("w.data"), weights);
+  return save_model(dir, "m.onnx", m);
+}
+
+}  // namespace
+
+TEST_CASE("round 4: no output replaces a file the run reads, nor another output, by any name") {
+  TempDir dir;
+  const std::string model = model_with_external_weights(dir);
+  const std::string weights = read_file(dir.path("w.data"));
+  write_file(dir.path("config.yaml"), "platform: j6p\n");
+  write_file(dir.path("rules.yaml"), read_file(dir.path("config.yaml")));  // only its identity matters here
+  REQUIRE(::symlink("config.yaml", dir.path("config.link").c_str()) == 0);
+  REQUIRE(::link(dir.path("config.yaml").c_str(), dir.path("config.hard").c_str()) == 0);
+  REQUIRE(run_bpu_lint({model, "--write-baseline", dir.path("base.yaml")}).exit_code != 2);
+  const std::string baseline = read_file(dir.path("base.yaml"));
+
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;  // both roles
+  };
+  const std::string w = dir.path("w.data"), out = dir.path("out.onnx");
+  const std::vector<Case> cases = {
+      // Onto the weights: the lint never opens them, the model names them.
+      {{"-o", w}, "is both the external data of " + model + " and the report (-o)"},
+      {{"--write-baseline", w}, "and the baseline (--write-baseline)"},
+      {{"--pytorch-snippet", w}, "and the PyTorch snippet (--pytorch-snippet)"},
+      {{"--fix", "--fixed-model", w}, "and the fixed model (--fix)"},
+      // Onto a file read beside the model, by its name, a symlink or a hard link.
+      {{"--config", dir.path("config.yaml"), "-o", dir.path("config.yaml")}, "is both the config and the report (-o)"},
+      {{"--config", dir.path("config.yaml"), "-o", dir.path("config.link")}, "is both the config and the report (-o)"},
+      {{"--config", dir.path("config.yaml"), "-o", dir.path("config.hard")}, "is both the config and the report (-o)"},
+      {{"--baseline", dir.path("base.yaml"), "-o", dir.path("base.yaml")}, "is both the baseline (--baseline) and the report (-o)"},
+      // Two outputs on one file.
+      {{"--fix", "--fixed-model", out, "-o", out}, "is both the fixed model (--fix) and the report (-o)"},
+      {{"--fix", "--fixed-model", out, "--write-baseline", out}, "is both the fixed model (--fix) and the baseline (--write-baseline)"},
+      {{"-o", dir.path("r.json"), "--write-baseline", dir.path("r.json")}, "is both the baseline (--write-baseline) and the report (-o)"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {model, "--platform", "j6p"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    CAPTURE(args);
+    const CommandResult r = run_bpu_lint(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(read_file(w) == weights);
+    CHECK(read_file(dir.path("config.yaml")) == "platform: j6p\n");
+    CHECK(read_file(dir.path("base.yaml")) == baseline);
+    CHECK_FALSE(std::filesystem::exists(out));
+    CHECK_FALSE(std::filesystem::exists(dir.path("r.json")));
+  }
+  // The one write onto a read that is meant: --write-baseline refreshing the --baseline it read.
+  const CommandResult refresh =
+      run_bpu_lint({model, "--baseline", dir.path("base.yaml"), "--write-baseline", dir.path("base.yaml")});
+  CHECK(refresh.exit_code != 2);
+  CHECK(read_file(w) == weights);
+}
+
+TEST_CASE("round 4: a weights file swapped for a symlink out of the folder while --fix runs: no outside byte, ever") {
+  TempDir outside, dir;
+  const std::string model = model_with_external_weights(dir);
+  write_file(outside.path("secret"), std::string(1024, '\x42'));  // 48.56f, never a weight of the model
+  REQUIRE(::link(dir.path("w.data").c_str(), dir.path("w.real").c_str()) == 0);
+
+  // Swaps w.data between the real file and a symlink to the secret, each by
+  // an atomic rename, as fast as it can, while the fixes run.
+  std::atomic<bool> stop{false};
+  std::thread swapper([&] {
+    for (unsigned i = 0; !stop; ++i) {
+      const std::string next = dir.path("next");
+      std::remove(next.c_str());
+      if (i % 2 == 0) (void)::symlink(outside.path("secret").c_str(), next.c_str());
+      else (void)::link(dir.path("w.real").c_str(), next.c_str());
+      (void)std::rename(next.c_str(), dir.path("w.data").c_str());
+    }
+  });
+  int written = 0, refused = 0;
+  for (int run = 0; run < 1000; ++run) {
+    const ModelReport r = lint_model(model, platform("j6p"));
+    if (!r.ok || r.fix_plans.empty()) continue;
+    const std::string out = dir.path("fixed.onnx");
+    const FixRun fixed = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", out);
+    if (!fixed.written) {
+      ++refused;
+      continue;
+    }
+    ++written;
+    const std::string bytes = read_file(out);
+    REQUIRE_MESSAGE(bytes.find("\x42\x42\x42\x42") == std::string::npos, "run " << run << " copied outside bytes");
+    std::remove(out.c_str());
+  }
+  stop = true;
+  swapper.join();
+  MESSAGE(written << " fixed models written, " << refused << " refused, none with an outside byte");
+  CHECK(written > 0);  // the race was run, not only refused
 }

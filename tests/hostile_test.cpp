@@ -77,23 +77,6 @@ onnx::ModelProto ct3d_model(const Ct3d& l) {
   });
 }
 
-// Replaces W's payload by an external-data reference.
-void make_external(onnx::ModelProto& m, const std::string& location, const std::string& offset,
-                   const std::string& length) {
-  auto* w = m.mutable_graph()->mutable_initializer(0);
-  REQUIRE(w->name() == "W");
-  w->clear_raw_data();
-  w->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto entry = [&](const char* k, const std::string& v) {
-    auto* e = w->add_external_data();
-    e->set_key(k);
-    e->set_value(v);
-  };
-  entry("location", location);
-  if (!offset.empty()) entry("offset", offset);
-  if (!length.empty()) entry("length", length);
-}
-
 ModelReport lint_file(const std::string& path) { return lint_model(path, platform("j6p"), {}); }
 
 // The checked pipeline refuses the model as invalid, naming what is wrong.
@@ -691,7 +674,7 @@ TEST_CASE("hostile: external data offset or length beyond the file: clean errors
                         Case{"-1", "4", "bad offset"}, Case{"0", "99999999999999999999999", "bad length"}}) {
     INFO(c.offset << " " << c.length);
     onnx::ModelProto m = ct3d_model({});
-    make_external(m, "w.bin", c.offset, c.length);
+    models::make_external(m, "w.bin", c.offset, c.length);
     const std::string path = save_model(dir, "ext.onnx", m);
     const ModelReport r = lint_file(path);
     REQUIRE(r.ok);  // linting never reads weights
@@ -706,7 +689,7 @@ TEST_CASE("hostile: external data offset or length beyond the file: clean errors
   }
   // The model file itself as the location, with an offset past its end.
   onnx::ModelProto m = ct3d_model({});
-  make_external(m, "self.onnx", "1000000000", "320");
+  models::make_external(m, "self.onnx", "1000000000", "320");
   const ModelReport r = lint_file(save_model(dir, "self.onnx", m));
   REQUIRE(r.ok);
   const FixRun run = apply_fixes(*r.loaded, r.facts, r.fix_plans, "auto", dir.path("self.fixed.onnx"));
@@ -724,7 +707,7 @@ TEST_CASE("hostile: external data that is absolute or escapes the model folder i
   for (const std::string& location : {secret, rel, std::string("sub/../../x.bin"), std::string("./../x.bin")}) {
     INFO(location);
     onnx::ModelProto m = ct3d_model({});
-    make_external(m, location, "0", "320");
+    models::make_external(m, location, "0", "320");
     // ONNX's checker refuses these locations before anything is read (1.12 let
     // an existing ../ path through); the loader and the fix engine refuse
     // every one of them on their own.
@@ -746,7 +729,7 @@ TEST_CASE("hostile: external data that is absolute or escapes the model folder i
   // Through the CLI: --fix must not apply (it would copy the bytes into the
   // output). ONNX 1.17's checker refuses the model whole.
   onnx::ModelProto m = ct3d_model({});
-  make_external(m, rel, "0", "320");
+  models::make_external(m, rel, "0", "320");
   const std::string path = save_model(dir, "cli.onnx", m);
   const CommandResult c = run_bpu_lint({path, "--fix", "--fixed-model", dir.path("cli.fixed.onnx")});
   INFO(c.out << c.err);
@@ -765,7 +748,7 @@ TEST_CASE("hostile: an external-data symlink that leaves the model folder is ref
   TempDir dir;
   std::filesystem::create_symlink(secret, dir.path("w.bin"));
   onnx::ModelProto m = ct3d_model({});
-  make_external(m, "w.bin", "0", "320");
+  models::make_external(m, "w.bin", "0", "320");
   const ModelReport r = lint_file(save_model(dir, "m.onnx", m));
   REQUIRE(r.ok);
   std::string bytes, error;

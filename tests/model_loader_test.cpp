@@ -626,6 +626,7 @@ TEST_CASE("external data files beside the model") {
     onnx::TensorProto t;
     t.set_name("ext");
     t.set_data_type(onnx::TensorProto::UINT8);
+    t.add_dims(9000);
     t.set_data_location(onnx::TensorProto::EXTERNAL);
     auto add = [&t](const std::string& k, const std::string& v) {
       auto* e = t.add_external_data();
@@ -665,6 +666,16 @@ TEST_CASE("external data files beside the model") {
     CHECK_FALSE(bpulint::read_tensor_bytes(
         m, external("weights.bin", "1", "18446744073709551615"), bytes, error));
     CHECK_FALSE(bpulint::read_tensor_bytes(m, external("weights.bin", "-1", ""), bytes, error));
+  }
+  SUBCASE("a length the dims do not need is refused before a byte is read") {
+    onnx::TensorProto t4 = external("weights.bin", "16", "9000");
+    t4.set_dims(0, 4);
+    CHECK_FALSE(bpulint::read_tensor_bytes(m, t4, bytes, error));
+    CHECK(error == "external data 'weights.bin': 9000 bytes, but its dims need 4");
+    t4 = external("sub/w.bin", "", "");
+    t4.set_dims(0, 3);
+    CHECK_FALSE(bpulint::read_tensor_bytes(m, t4, bytes, error));
+    CHECK(error == "external data 'sub/w.bin': 9000 bytes (to the end of the file), but its dims need 3");
   }
   SUBCASE("missing external file") {
     CHECK_FALSE(bpulint::read_tensor_bytes(m, external("nope.bin", "", ""), bytes, error));

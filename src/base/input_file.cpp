@@ -55,6 +55,7 @@ bool read_input_file(const std::string& path, const InputKind& kind, std::string
     error = std::string("is ") + file_type(st.st_mode) + ", not a regular file";
     return false;
   }
+  if (!note_read(f.fd, path, kind.role, error)) return false;
   const auto too_big = [&] {
     error = "is larger than a " + std::string(kind.what) + " may be (" + mib(kind.max_bytes) + ")";
     return false;

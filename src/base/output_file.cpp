@@ -17,6 +17,8 @@
 #include <random>
 #include <vector>
 
+#include "bpulint/base/io_plan.h"
+
 namespace bpulint {
 namespace fs = std::filesystem;
 namespace {
@@ -221,6 +223,10 @@ bool resolve_output(const std::string& path, OutputUse use, const std::vector<st
     }
   }
   if (S_ISREG(st.st_mode)) {
+    if (std::string why; !write_keeps_reads(st.st_dev, st.st_ino, why)) {
+      error = "refusing to write '" + path + "': " + why;
+      return false;
+    }
     target.exists = true;
     target.mode = st.st_mode & 0777;
     target.uid = st.st_uid;

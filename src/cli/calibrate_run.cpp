@@ -8,6 +8,7 @@
 #include "bpulint/compare/calibrate.h"
 #include "bpulint/compare/compare.h"
 #include "bpulint/base/exit_codes.h"
+#include "bpulint/base/io_plan.h"
 #include "bpulint/lint/lint.h"
 #include "bpulint/render/markup.h"
 #include "bpulint/base/output_file.h"
@@ -52,6 +53,7 @@ int calibrate_pairs(const CalibrateOptions& o, const std::string& command) {
   OutputTarget target;
   std::string error;
   if (!resolve_output(o.output, OutputUse::Text, inputs, target, error)) return command_error(o.output, error);
+  if (o.output != "-" && !plan_write(o.output, "the calibrated rule file (-o)", error)) return command_error(o.output, error);
   // The file is written from the pairs alone: replacing a log or a rule file
   // it was given would lose it.
   for (size_t i = 0; i < o.pairs.size() + o.extra_rules.size(); ++i) {

@@ -1,4 +1,5 @@
 #include "bpulint/cli/cli.h"
+#include "bpulint/base/io_plan.h"
 #include "bpulint/base/strings.h"
 #include "bpulint/model/model_checker.h"
 
@@ -191,15 +192,25 @@ bool outputs_acceptable(RunOptions& run) {
               << "with -o FILE\n";
     return false;
   }
-  const std::pair<const std::string*, OutputUse> outputs[] = {{&run.output_file, OutputUse::Text},
-                                                             {&run.write_baseline, OutputUse::Text},
-                                                             {&run.pytorch_snippet, OutputUse::Text},
-                                                             {&run.fixed_model, OutputUse::Model}};
-  for (const auto& [path, use] : outputs) {
+  struct Output {
+    const std::string* path;
+    OutputUse use;
+    const char* role;
+  };
+  const Output outputs[] = {{&run.output_file, OutputUse::Text, "the report (-o)"},
+                            {&run.write_baseline, OutputUse::Text, kBaselineWriteRole},
+                            {&run.pytorch_snippet, OutputUse::Text, "the PyTorch snippet (--pytorch-snippet)"},
+                            {&run.fixed_model, OutputUse::Model, kFixedModelRole}};
+  for (const auto& [path, use, role] : outputs) {
     OutputTarget target;
     std::string error;
-    if (!path->empty() && !resolve_output(*path, use, run.inputs, target, error)) {
+    if (path->empty()) continue;
+    if (!resolve_output(*path, use, run.inputs, target, error)) {
       std::cerr << "bpu-lint: " << printable_text(error) << "\n";
+      return false;
+    }
+    if (*path != "-" && !plan_write(*path, role, error)) {
+      std::cerr << "bpu-lint: " << printable_text(*path + ": " + error) << "\n";
       return false;
     }
   }
@@ -209,6 +220,7 @@ bool outputs_acceptable(RunOptions& run) {
 }  // namespace
 
 int run_cli(int argc, char** argv) {
+  start_io_plan();
   CLI::App app{"bpu-lint: which ONNX nodes will fall off a Horizon BPU, and why"};
   const OnnxLibrary& onnx = onnx_library();
   app.set_version_flag("--version", std::string("bpu-lint ") + BPULINT_VERSION + " (rules sha256 " +

@@ -17,13 +17,17 @@
 #include <filesystem>
 #include <new>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include <google/protobuf/io/coded_stream.h>
 
 #include "bpulint/base/bulk_memory.h"
+#include "bpulint/base/io_plan.h"
+#include "bpulint/base/open_beneath.h"
 #include "bpulint/base/side_by_side.h"
+#include "bpulint/model/tensor_values.h"
 #include "wire_scanner.h"
 
 namespace bpulint {
@@ -112,6 +116,7 @@ class MappedFile {
       error = "empty file";
       return false;
     }
+    if (!note_read(fd, path, "an input model", error)) return false;
     size_ = static_cast<uint64_t>(st.st_size);
     void* p = ::mmap(nullptr, static_cast<size_t>(size_), PROT_READ,
                      MAP_PRIVATE, fd, 0);
@@ -258,6 +263,51 @@ bool parse_model(const uint8_t* data, uint64_t size, onnx::ModelProto& model) {
   return true;
 }
 
+void external_locations(const onnx::GraphProto& g, std::set<std::string>& out) {
+  const auto add = [&](const onnx::TensorProto& t) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) return;
+    for (const auto& e : t.external_data()) {
+      if (e.key() == "location") out.insert(e.value());
+    }
+  };
+  for (const auto& t : g.initializer()) add(t);
+  for (const auto& s : g.sparse_initializer()) {
+    add(s.values());
+    add(s.indices());
+  }
+  for (const auto& n : g.node()) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_t()) add(a.t());
+      for (const auto& t : a.tensors()) add(t);
+      if (a.has_g()) external_locations(a.g(), out);
+      for (const auto& sub : a.graphs()) external_locations(sub, out);
+    }
+  }
+}
+
+// The external data files a model names go into the run's plan of reads
+// before anything else happens (a lint never opens them), so that no output
+// of the run can replace the weights. Locations the reads refuse (absolute,
+// escaping) are left to them.
+bool note_external_files(const onnx::ModelProto& model, const std::string& folder, const std::string& own_name,
+                         const std::string& path, std::string& error) {
+  std::set<std::string> locations;
+  external_locations(model.graph(), locations);
+  for (const auto& loc : locations) {
+    const fs::path normal = fs::path(loc).lexically_normal();
+    if (loc.find('\0') != std::string::npos || normal.empty() || normal.has_root_path() ||
+        *normal.begin() == ".." || normal == fs::path(own_name)) {
+      continue;
+    }
+    const std::string file = (fs::path(folder) / normal).string();
+    if (!note_read_path(file, "the external data of " + path, error)) {
+      error = file + ": " + error;
+      return false;
+    }
+  }
+  return true;
+}
+
 bool load_model_impl(const std::string& path, LoadedModel& out, std::string& error, const LoadOptions& options) {
   MappedFile file;
   if (!file.open(path, options.strict_reads, error)) return false;
@@ -298,6 +348,7 @@ bool load_model_impl(const std::string& path, LoadedModel& out, std::string& err
   }
   if (!check_model_header(*result.model, error)) return false;
 
+  if (io_plan_active() && !note_external_files(*result.model, folder, real_name, path, error)) return false;
   result.path = path;
   result.folder = folder;
   result.name = real_name;
@@ -353,11 +404,14 @@ bool parse_external_ref(const onnx::TensorProto& t, ExternalRef& ref,
   return true;
 }
 
-// Resolves an external location against the model's folder. Absolute paths
-// and paths that climb out of the folder are refused before any open(), so a
-// malicious model cannot make the linter read arbitrary files.
-bool resolve_location(const LoadedModel& m, const std::string& location,
-                      fs::path& resolved, std::string& error) {
+// Checks an external location (relative, inside the model's folder) and
+// opens it there. Absolute paths and paths that climb out of the folder are
+// refused before any open(); a symlink or a swap that would lead out of the
+// folder is refused by the open itself (open_beneath), so no later step opens
+// the path again by name: the bytes read are the bytes of this descriptor, and
+// a writer reopens the span with open_external_span, which checks the same way.
+bool open_location(const LoadedModel& m, const std::string& location, ExternalSpan& span, int& fd,
+                   std::string& error) {
   if (location.find('\0') != std::string::npos) {
     error = "external data: location contains a NUL byte";
     return false;
@@ -374,21 +428,20 @@ bool resolve_location(const LoadedModel& m, const std::string& location,
     return false;
   }
   const fs::path folder = m.folder.empty() ? fs::path(m.path).parent_path() : fs::path(m.folder);
-  resolved = folder / normal;
+  span.location = location;
   // The model's own file (weights the loader left on disk) is read as is,
   // even when the model itself was reached through a symlink.
   if (normal == fs::path(m.name.empty() ? fs::path(m.path).filename().string() : m.name)) {
-    resolved = m.path;
-    return true;
+    span.file = m.path;
+    span.folder.clear();
+    span.beneath.clear();
+  } else {
+    span.file = (folder / normal).string();
+    span.folder = folder.empty() ? "." : folder.string();
+    span.beneath = normal.string();
   }
-  // A symlink inside the folder may still point outside it: compare the real
-  // paths, component by component.
-  std::error_code ec;
-  const fs::path real_folder = fs::weakly_canonical(fs::absolute(folder.empty() ? fs::path(".") : folder), ec);
-  const fs::path real_file = ec ? fs::path() : fs::weakly_canonical(fs::absolute(resolved), ec);
-  if (ec || std::mismatch(real_folder.begin(), real_folder.end(), real_file.begin(), real_file.end()).first !=
-                real_folder.end()) {
-    error = "external data: location '" + location + "' escapes the model folder";
+  if (!open_external_span(span, fd, error)) {
+    error = "external data '" + location + "': " + error;
     return false;
   }
   return true;
@@ -400,19 +453,15 @@ bool open_external(const LoadedModel& m, const onnx::TensorProto& t, ExternalSpa
                    std::string& error) {
   ExternalRef ref;
   if (!parse_external_ref(t, ref, error)) return false;
-  fs::path file;
-  if (!resolve_location(m, ref.location, file, error)) return false;
-
-  // O_NONBLOCK as in MappedFile::open: a FIFO must not hang the linter.
-  fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    error = "external data '" + ref.location +
-            "': " + MappedFile::open_error(errno);
-    return false;
-  }
+  if (!open_location(m, ref.location, span, fd, error)) return false;
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     error = "external data '" + ref.location + "': not a regular file";
+    ::close(fd);
+    fd = -1;
+    return false;
+  }
+  if (!span.beneath.empty() && !note_read(fd, span.file, "the external data of " + m.path, error)) {
     ::close(fd);
     fd = -1;
     return false;
@@ -435,8 +484,29 @@ bool open_external(const LoadedModel& m, const onnx::TensorProto& t, ExternalSpa
     fd = -1;
     return false;
   }
-  span.file = file.string();
-  span.location = ref.location;
+  // The dims say how many bytes the tensor has: a declared length that
+  // differs is refused before a byte is read (a 3 GiB length on a 4-element
+  // tensor must not become a 3 GiB buffer). Widths below a byte (4-bit types)
+  // and strings are not checked here.
+  if (const size_t width = tensor_element_width(t.data_type()); width != 0) {
+    uint64_t need = width;
+    bool fits = true;
+    for (const int64_t d : t.dims()) {
+      if (d < 0 || (d != 0 && need > UINT64_MAX / static_cast<uint64_t>(d))) {
+        fits = false;
+        break;
+      }
+      need *= static_cast<uint64_t>(d);
+    }
+    if (!fits || need != length) {
+      error = "external data '" + ref.location + "': " + std::to_string(length) + " bytes" +
+              (ref.has_length ? "" : " (to the end of the file)") + ", but its dims need " +
+              (fits ? std::to_string(need) : std::string("more than 2^64"));
+      ::close(fd);
+      fd = -1;
+      return false;
+    }
+  }
   span.offset = ref.offset;
   span.length = length;
   return true;
@@ -575,6 +645,20 @@ bool read_tensor_bytes(const LoadedModel& m, const onnx::TensorProto& t,
     error = e.what();
   }
   return false;
+}
+
+bool open_external_span(const ExternalSpan& span, int& fd, std::string& error) {
+  if (span.beneath.empty()) {
+    do fd = ::open(span.file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not hang the linter
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) error = MappedFile::open_error(errno);
+  } else {
+    int err = 0;
+    fd = open_beneath(span.folder, span.beneath, err);
+    // EXDEV: openat2 met a path out of the folder; ELOOP: a symlink where none may be.
+    if (fd < 0) error = err == EXDEV || err == ELOOP ? std::string("escapes the model folder") : MappedFile::open_error(err);
+  }
+  return fd >= 0;
 }
 
 bool external_span(const LoadedModel& m, const onnx::TensorProto& t, ExternalSpan& span, std::string& error) {

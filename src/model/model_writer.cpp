@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <deque>
 #include <fcntl.h>
 #include <filesystem>
 #include <functional>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "bpulint/base/io_plan.h"
 #include "bpulint/base/output_file.h"
 
 namespace bpulint {
@@ -76,7 +78,11 @@ bool compute_payload(const ComputedPayload& c, const std::string& name, std::str
   return true;
 }
 
-// The source files the payloads are copied from, each opened once.
+// The source files the payloads are copied from. Each is opened as the
+// loader checked it (beneath the model's folder: a file swapped for a symlink
+// out of it since is refused, never copied). At most kMaxOpen stay open, the
+// least recently opened closed first, so a model with thousands of external
+// files stays under the common limit of 1,024 descriptors.
 class SourceFiles {
  public:
   SourceFiles() = default;
@@ -88,17 +94,26 @@ class SourceFiles {
   int open(const ExternalSpan& span, std::string& error) {
     auto it = fds_.find(span.file);
     if (it != fds_.end()) return it->second;
-    const int fd = ::open(span.file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-      error = "external data '" + span.location + "': " + std::strerror(errno);
+    int fd = -1;
+    if (!open_external_span(span, fd, error)) {
+      error = "external data '" + span.location + "': " + error;
       return -1;
     }
+    if (order_.size() >= kMaxOpen) {
+      auto oldest = fds_.find(order_.front());
+      ::close(oldest->second);
+      fds_.erase(oldest);
+      order_.pop_front();
+    }
     fds_.emplace(span.file, fd);
+    order_.push_back(span.file);
     return fd;
   }
 
  private:
+  static constexpr size_t kMaxOpen = 64;
   std::map<std::string, int> fds_;
+  std::deque<std::string> order_;
 };
 
 bool copy_span(const ExternalSpan& span, SourceFiles& sources, AtomicFile& out, std::string& error) {
@@ -351,6 +366,10 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
   const std::vector<std::string> inputs = source_files(source, model);
   OutputTarget target;
   AtomicFile file;
+  if (!plan_write(out_path, kFixedModelRole, error)) {
+    error = out_path + ": " + error;
+    return false;
+  }
   if (!resolve_output(out_path, OutputUse::Model, inputs, target, error) || !file.open(target, error)) return false;
   const uint64_t embed = bytes_to_embed(model);
   result.external_data = options.external_data || embed == UINT64_MAX || model.ByteSizeLong() + embed > kProtobufLimit;
@@ -362,8 +381,12 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
     // A symlink's target folder: the .data file goes beside the model.
     result.data_path = target.file + ".data";
     OutputTarget data_target;
-    if (!resolve_output(result.data_path, OutputUse::Model, inputs, data_target, error) ||
-        !data.open(data_target, error) ||
+    if (!resolve_output(result.data_path, OutputUse::Model, inputs, data_target, error)) return false;
+    if (!plan_write(result.data_path, "the fixed model's .data file", error)) {
+      error = result.data_path + ": " + error;
+      return false;
+    }
+    if (!data.open(data_target, error) ||
         !externalize(source, options.computed, model, data, fs::path(result.data_path).filename().string(), error)) {
       return false;
     }

@@ -97,12 +97,17 @@ bool read_tensor_bytes(const LoadedModel& m, const onnx::TensorProto& t,
 // read_tensor_bytes does) and the byte range, checked against the file's size
 // now. Lets a writer copy the bytes file to file instead of through memory.
 struct ExternalSpan {
-  std::string file;      // path to open
+  std::string file;      // the path (messages, and a key for reusing its descriptor)
   std::string location;  // as the model names it (for messages)
+  std::string folder;    // the model's folder, and the file's normal path below it;
+  std::string beneath;   //   both empty for the model file itself
   uint64_t offset = 0;
   uint64_t length = 0;
 };
 bool external_span(const LoadedModel& m, const onnx::TensorProto& t, ExternalSpan& span, std::string& error);
+// Opens a span's file again, as external_span checked it: beneath the model's
+// folder, never through a symlink or a swap that leads out of it.
+bool open_external_span(const ExternalSpan& span, int& fd, std::string& error);
 
 // Makes t's data the `length` bytes at `offset` of the file `location` (ONNX
 // external data), dropping whatever data it held.
