@@ -14,6 +14,7 @@
 
 #include "bpulint/base/input_file.h"
 #include "bpulint/fix/fix_apply.h"
+#include "bpulint/rules/expr.h"
 #include "ct3d_model.h"
 #include "test_util.h"
 
@@ -200,4 +201,31 @@ TEST_CASE("round 4: a weights file swapped for a symlink out of the folder while
   swapper.join();
   MESSAGE(written << " fixed models written, " << refused << " refused, none with an outside byte");
   CHECK(written > 0);  // the race was run, not only refused
+}
+
+TEST_CASE("round 4: a rule expression of nested quantifiers stops at the step limit, naming the rule") {
+  // 2^40 evaluations if run out: it never finished before the limit.
+  const std::string nested = "all(a in range(0, 1048576): all(b in range(0, 1048576): a + b >= 0))";
+  ExprError err;
+  const ExprPtr e = parse_expr(nested, &err);
+  REQUIRE(e);
+  const Value v = eval(*e, Value::of_record({}));
+  REQUIRE(v.is_unknown());
+  CHECK(v.as_string().find("evaluation steps") != std::string::npos);
+  // One level over the longest range() still runs to its answer.
+  const ExprPtr one = parse_expr("all(a in range(0, 1048576): a >= 0)", &err);
+  REQUIRE(one);
+  CHECK(eval(*one, Value::of_record({})).as_bool());
+
+  // From the command line: the lint ends, the finding says which rule could not be checked.
+  TempDir dir;
+  write_file(dir.path("slow.yaml"), "schema_version: 1\nextends: j6p\nrules:\n  - id: TEAM0001\n    name: team-slow\n"
+                                    "    summary: \"A pathological rule.\"\n    ops: [ConvTranspose]\n"
+                                    "    require: \"" + nested + "\"\n    severity: error\n    effect: cpu_fallback\n"
+                                    "    message: \"slow\"\n    status: inferred\n    source: \"test\"\n");
+  const CommandResult r = run_bpu_lint({example_model(), "--platform", "j6p", "--rules", dir.path("slow.yaml"),
+                                        "--show-unverified"});
+  CHECK(r.exit_code != 2);
+  CHECK(r.out.find("cannot verify TEAM0001") != std::string::npos);
+  CHECK(r.out.find("evaluation steps") != std::string::npos);
 }

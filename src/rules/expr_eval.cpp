@@ -23,6 +23,10 @@ namespace {
 
 // range(a, b) materialises a list; cap it so a typo cannot eat all memory.
 constexpr int64_t kMaxRangeLength = int64_t{1} << 20;
+// Every evaluation stops after this many node evaluations (a quantifier over
+// the longest range() is about twice that many per body node, so one level of
+// it fits, a nested one does not): no rule can make a lint run without end.
+constexpr int64_t kMaxEvalSteps = int64_t{1} << 23;
 
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 
@@ -263,11 +267,15 @@ class KleeneFold {
   std::optional<Value> unknown_;
 };
 
+// Thrown when an evaluation exceeds kMaxSteps; caught by the public eval().
+struct StepLimit {};
+
 class Evaluator {
  public:
   Evaluator(const FactSource& root, Trace* trace) : root_(root), trace_(trace) {}
 
   Ref eval(const Node& n) {
+    if (++steps_ > kMaxEvalSteps) throw StepLimit{};
     if (!n.traced || !trace_) return eval_node(n);
     // Reserve the trace slot before evaluating, so `shape[axis]` is listed
     // before the `axis` it contains (source order).
@@ -715,6 +723,7 @@ class Evaluator {
   const FactSource& root_;
   Trace* trace_;
   std::vector<Binding> env_;  // quantifier bindings by slot
+  int64_t steps_ = 0;         // nodes evaluated so far
 };
 
 }  // namespace
@@ -728,6 +737,9 @@ Value eval(const Expr& expr, const Value& root, Trace* trace) { return eval(expr
 Value eval(const Expr& expr, const FactSource& root, Trace* trace) {
   try {
     return Evaluator(root, trace).eval(*expr.root).take();
+  } catch (const StepLimit&) {
+    return Value::unknown("the expression took more than " + std::to_string(kMaxEvalSteps) +
+                          " evaluation steps (nested quantifiers over long lists?) and was stopped");
   } catch (const std::exception& e) {  // e.g. std::bad_alloc; never expected
     return Value::unknown(std::string("internal error: ") + e.what());
   }
