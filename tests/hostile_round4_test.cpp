@@ -1,12 +1,14 @@
 // Hostile inputs, round 4 (issue 41), in its own cases: what a hostile model
 // author or a careless CI does to the files bpu-lint reads beside the model.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 #include <string>
@@ -228,4 +230,40 @@ TEST_CASE("round 4: a rule expression of nested quantifiers stops at the step li
   CHECK(r.exit_code != 2);
   CHECK(r.out.find("cannot verify TEAM0001") != std::string::npos);
   CHECK(r.out.find("evaluation steps") != std::string::npos);
+}
+
+TEST_CASE("round 4: an unreadable folder in a walk is reported, one line, and the exit is 2") {
+  // Root reads every folder: the walk runs as nobody (setpriv), from a copy of
+  // the binary that nobody may run.
+  if (::geteuid() != 0 || std::system("command -v setpriv >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: needs root and setpriv to run the walk as another user");
+    return;
+  }
+  TempDir dir;
+  std::filesystem::permissions(dir.dir(), std::filesystem::perms(0755));
+  std::filesystem::copy_file(BPULINT_BINARY, dir.path("bpu-lint"));
+  std::filesystem::permissions(dir.path("bpu-lint"), std::filesystem::perms(0755));
+  std::filesystem::create_directories(dir.path("models/locked"));
+  std::filesystem::permissions(dir.path("models"), std::filesystem::perms(0755));
+  std::filesystem::copy_file(example_model(), dir.path("models/locked/hidden.onnx"));
+  std::filesystem::permissions(dir.path("models/locked"), std::filesystem::perms(0700));
+
+  const auto walk = [&] {
+    const std::string cmd = "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups " + dir.path("bpu-lint") + " " +
+                            dir.path("models") + " >" + dir.path("out") + " 2>" + dir.path("err");
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  // Nothing else there: before, exit 0 without a word.
+  CHECK(walk() == 2);
+  std::string err = read_file(dir.path("err"));
+  CHECK(err == dir.path("models/locked") + ": error: cannot read the folder: Permission denied\n");
+
+  // Beside a model that can be linted: that one is linted, the folder still reported, exit 2.
+  std::filesystem::copy_file(example_model(), dir.path("models/open.onnx"));
+  std::filesystem::permissions(dir.path("models/open.onnx"), std::filesystem::perms(0644));
+  CHECK(walk() == 2);
+  err = read_file(dir.path("err"));
+  CHECK(count(err, "cannot read the folder") == 1);
+  CHECK(read_file(dir.path("out")).find("open.onnx") != std::string::npos);
 }

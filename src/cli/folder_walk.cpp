@@ -95,9 +95,7 @@ class Walk {
       const std::string path = find_config((fs::path(input) / "x").string());
       if (!path.empty() && !config_at(path, config)) return false;
     }
-    std::error_code ec;
-    visit(fs::path(input), root_, layers, config, found, ec);
-    if (ec) errors_.push_back(input + ": error: cannot search the folder: " + ec.message());
+    visit(fs::path(input), root_, layers, config, found);
     return fatal_.empty();
   }
 
@@ -150,8 +148,10 @@ class Walk {
     return false;
   }
 
+  // A folder that cannot be read (permissions, removed meanwhile) is one
+  // error line of its own, as git says it; its siblings are still walked.
   void visit(const fs::path& dir, const std::string& abs_dir, std::vector<IgnoreLayer>& layers, const Config* config,
-             std::vector<std::string>& found, std::error_code& ec) {
+             std::vector<std::string>& found) {
     const size_t layers_before = layers.size();
     push_ignore_files(abs_dir, layers);
     // A folder's own .bpu-lint.yaml governs what is below it (unless --config or --isolated).
@@ -161,11 +161,15 @@ class Walk {
       if (fs::is_regular_file(own, own_ec) && !config_at(own.string(), config)) return;
     }
     std::vector<fs::directory_entry> entries;
-    for (auto it = fs::directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::error_code ec;
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
       entries.push_back(*it);
     }
-    if (ec) return;
+    if (ec) {
+      errors_.push_back(dir.string() + ": error: cannot read the folder: " + ec.message());
+      layers.resize(layers_before);
+      return;
+    }
     for (const auto& entry : entries) {
       const std::string name = entry.path().filename().string();
       const std::string abs = abs_dir == "/" ? "/" + name : abs_dir + "/" + name;
@@ -173,8 +177,8 @@ class Walk {
       std::error_code e;
       if (entry.is_directory(e) && !entry.is_symlink(e)) {
         if (skipped_folder(name) || excluded(rel, abs, name, config) || ignored(layers, abs, true)) continue;
-        visit(entry.path(), abs, layers, config, found, ec);
-        if (ec || !fatal_.empty()) return;
+        visit(entry.path(), abs, layers, config, found);
+        if (!fatal_.empty()) return;
         continue;
       }
       if (!is_onnx_name(name) || excluded(rel, abs, name, config) || ignored(layers, abs, false)) continue;
