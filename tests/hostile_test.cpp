@@ -380,11 +380,12 @@ TEST_CASE("hostile: If subgraphs nested hundreds deep are refused with a clear e
   const std::string deep = save_model(dir, "deep.onnx", nested_ifs(400));
   const ModelReport r = lint_file(deep);
   CHECK_FALSE(r.ok);
-  CHECK(r.error.find("nesting deeper than 64 levels") != std::string::npos);
+  CHECK(r.error.find("subgraphs nested deeper than 20 levels") != std::string::npos);
   const CommandResult c = run_bpu_lint({deep});
   CHECK(c.exit_code == 2);
-  CHECK(c.err.find("nesting deeper than 64 levels") != std::string::npos);
-  // The limit is not stricter than it says: 20 If levels (61 message levels) lint.
+  CHECK(c.err.find("subgraphs nested deeper than 20 levels") != std::string::npos);
+  // The limit is what it says: 20 If levels (61 message levels) lint, 21 do not.
+  CHECK(lint_file(save_model(dir, "21.onnx", nested_ifs(21))).error.find("deeper than 20 levels") != std::string::npos);
   const std::string ok = save_model(dir, "ok.onnx", nested_ifs(20));
   const ModelReport r20 = lint_file(ok);
   INFO(r20.error);

@@ -34,7 +34,12 @@ void put_bytes_field(std::string& out, uint32_t field, const std::string& s) {
 
 namespace {
 
-constexpr int kMaxDepth = 64;                        // message nesting levels
+// Subgraphs (If/Loop/Scan bodies) nest at most 20 levels: each level is three
+// message levels (node, attribute, graph), and 64 message levels in all keep
+// every parse of the model within protobuf's default recursion limit (100),
+// which other tools reading the model (onnx, onnxruntime) keep too.
+constexpr int kMaxSubgraphLevels = 20;
+constexpr int kMaxDepth = 3 * kMaxSubgraphLevels + 4;  // message nesting levels
 
 // ---------------------------------------------------------------------------
 // LeanEncoder
@@ -168,7 +173,8 @@ class LeanEncoder {
   // length prefix may shrink when payloads are stripped.
   bool encode_child(Kind kind, const Field& f, int depth, std::string* out) {
     if (depth > kMaxDepth) {
-      error_ = "nesting deeper than " + std::to_string(kMaxDepth) + " levels";
+      error_ = "subgraphs nested deeper than " + std::to_string(kMaxSubgraphLevels) + " levels (" +
+               std::to_string(kMaxDepth) + " protobuf message levels)";
       return false;
     }
     // Recorded before descending so that nested nodes follow their parent.
