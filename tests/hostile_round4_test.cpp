@@ -6,10 +6,13 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <thread>
 #include <string>
 #include <vector>
@@ -266,4 +269,48 @@ TEST_CASE("round 4: an unreadable folder in a walk is reported, one line, and th
   err = read_file(dir.path("err"));
   CHECK(count(err, "cannot read the folder") == 1);
   CHECK(read_file(dir.path("out")).find("open.onnx") != std::string::npos);
+}
+
+TEST_CASE("round 4: a waiver written from the text report never moves to another node when one is inserted upstream") {
+  TempDir dir;
+  const std::string head = "<ir_version: 8, opset_import: [\"\" : 17]>\n";
+  const std::string layer = "  A = ConvTranspose <strides = [1, 2, 2]> (X, W)\n  Y = Relu (A)\n}\n";
+  const std::string model = dir.path("m.onnx");
+  const auto save = [&](const std::string& upstream) {
+    save_model(dir, "m.onnx",
+               model_from_text(head + "g (float[1,4,3,3,3] X, float[4,2,5,2,2] W) => (float[] Y, float[] Z) {\n" +
+                               upstream + layer));
+  };
+  // An unnamed ConvTranspose of its own upstream: it takes the position ConvTranspose_0.
+  const std::string inserted = "  Z = ConvTranspose <strides = [1, 2, 2]> (X, W)\n";
+  save("  Z = Relu (X)\n");
+  const CommandResult before = run_bpu_lint({model, "--isolated"});
+  REQUIRE(before.exit_code == 1);
+  REQUIRE(count(before.out, "error:") == 1);
+
+  // By position (what the text once showed): waives nothing, now or after the insertion, and says why.
+  write_file(dir.path("by_position.yaml"),
+             "waivers:\n  - rule: BPU1101\n    node: ConvTranspose_0\n    reason: reviewed\n");
+  save(inserted);
+  const CommandResult position = run_bpu_lint({model, "--config", dir.path("by_position.yaml")});
+  CHECK(position.exit_code == 1);
+  CHECK(count(position.out, "BPU1101]") == 2);  // neither ConvTranspose is waived
+  INFO(position.out << position.err);
+  const std::string said = position.out + position.err;
+  CHECK(said.find("is an unnamed node's position in its graph") != std::string::npos);
+  CHECK(said.find("name it by its identity 'g/ConvTranspose:Z'") != std::string::npos);
+
+  // By identity: the original layer stays waived, the inserted one does not.
+  write_file(dir.path("by_identity.yaml"),
+             "waivers:\n  - rule: BPU1101\n    node: g/ConvTranspose:A\n    reason: reviewed\n");
+  const CommandResult identity =
+      run_bpu_lint({model, "--config", dir.path("by_identity.yaml"), "--format", "json", "--show-waived"});
+  INFO(identity.out);
+  CHECK(identity.exit_code == 1);
+  const auto report = nlohmann::json::parse(identity.out);
+  std::map<std::string, bool> waived;
+  for (const auto& d : report["models"][0]["diagnostics"]) {
+    if (d["rule"] == "BPU1101") waived[d["node_id"].get<std::string>()] = d.contains("waiver");
+  }
+  CHECK(waived == std::map<std::string, bool>{{"g/ConvTranspose:A", true}, {"g/ConvTranspose:Z", false}});
 }

@@ -11,12 +11,24 @@ namespace bpulint {
 namespace fs = std::filesystem;
 namespace {
 
+// A node by its name, its path, or its identity. An unnamed node only by its
+// identity (torch_jit/Relu:47): its display name (Relu_3) is its position in
+// the graph, which a node added upstream gives to another node, and a waiver
+// must never move to another node.
 bool waiver_matches(const Waiver& w, const Diagnostic& d, const ModelReport& r) {
   if (!rule_glob_matches(w.rule, d.rule->id)) return false;
   if (d.node < 0) return glob_matches(w.node, "<model>");
   const NodeFacts& n = r.facts.nodes[static_cast<size_t>(d.node)];
-  return glob_matches(w.node, std::string(n.name)) || glob_matches(w.node, std::string(n.display_name)) || glob_matches(w.node, n.path()) ||
-         glob_matches(w.node, r.facts.node_key(static_cast<size_t>(d.node)));
+  if (glob_matches(w.node, r.facts.node_key(static_cast<size_t>(d.node)))) return true;
+  if (n.name.empty()) return false;
+  return glob_matches(w.node, std::string(n.name)) || glob_matches(w.node, n.path());
+}
+
+// The waiver names this unnamed node by its position (exactly, not a glob).
+bool names_by_position(const Waiver& w, const Diagnostic& d, const ModelReport& r) {
+  if (d.node < 0 || !rule_glob_matches(w.rule, d.rule->id)) return false;
+  const NodeFacts& n = r.facts.nodes[static_cast<size_t>(d.node)];
+  return n.name.empty() && (w.node == n.display_name || w.node == n.path());
 }
 
 std::string node_key(const ModelReport& r, const Diagnostic& d) {
@@ -57,6 +69,7 @@ void apply_waivers(ModelReport& r, const std::vector<const Waiver*>& waivers) {
         ++r.waiver_matches[w];
         break;
       }
+      if (names_by_position(*w, d, r)) r.waiver_positions.emplace(w, r.facts.node_key(static_cast<size_t>(d.node)));
     }
   }
 }

@@ -36,6 +36,9 @@ struct ModelReport {
   // How many findings each of the plan's waivers and baseline entries matched
   // here: the run adds them up to report the ones that matched nothing.
   std::map<const Waiver*, size_t> waiver_matches;
+  // Waivers whose node pattern named an unnamed node by its position
+  // (g/Relu_3), which they never match: the identity that node has.
+  std::map<const Waiver*, std::string> waiver_positions;
   std::map<const Baseline::Entry*, size_t> baseline_matches;
   const NodeFixPlan* plan_for(long node) const;
   const SourceLine* source_for(long node) const;
