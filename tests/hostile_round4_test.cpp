@@ -314,3 +314,18 @@ TEST_CASE("round 4: a waiver written from the text report never moves to another
   }
   CHECK(waived == std::map<std::string, bool>{{"g/ConvTranspose:A", true}, {"g/ConvTranspose:Z", false}});
 }
+
+TEST_CASE("round 4: SIGTERM, SIGINT or SIGHUP while a model is read from standard input leaves no temporary file") {
+  for (const char* sig : {"TERM", "INT", "HUP"}) {
+    CAPTURE(sig);
+    TempDir dir;
+    std::filesystem::create_directories(dir.path("tmp"));
+    // The writer never finishes: bpu-lint is still spooling when the signal comes.
+    const std::string cmd = "cd " + dir.dir() + " && (sleep 2 | TMPDIR=" + dir.path("tmp") + " '" + BPULINT_BINARY +
+                            "' - >/dev/null 2>&1 & pid=$!; sleep 0.8; ls -A tmp >during; kill -" + sig +
+                            " $pid; wait $pid; ls -A tmp >after)";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    CHECK(read_file(dir.path("during")).find("bpu-lint-stdin-") == 0);  // it was spooling
+    CHECK(read_file(dir.path("after")).empty());
+  }
+}

@@ -52,6 +52,7 @@ constexpr int kFree = 0, kFilling = 1, kReady = 2;
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free atomics");
 struct Slot {
   std::atomic<int> state{kFree};
+  bool folder = false;  // an (empty once its files are gone) folder: rmdir, after every unlink
   char path[PATH_MAX];
 };
 Slot g_slots[kSlots];
@@ -59,7 +60,10 @@ constexpr int kInterrupts[] = {SIGINT, SIGTERM, SIGHUP};
 
 extern "C" void remove_temps_and_reraise(int sig) {
   for (auto& s : g_slots) {
-    if (s.state.load() == kReady) unlink(s.path);
+    if (s.state.load() == kReady && !s.folder) unlink(s.path);
+  }
+  for (auto& s : g_slots) {
+    if (s.state.load() == kReady && s.folder) rmdir(s.path);
   }
   signal(sig, SIG_DFL);
   raise(sig);  // delivered when the handler returns: the process ends as the signal says
@@ -86,11 +90,12 @@ void prepare_process() {
 }
 
 // Call with interrupts deferred, so no signal falls between creating the file and registering it.
-int register_temp(const std::string& path) {
+int register_temp(const std::string& path, bool folder = false) {
   if (path.size() >= PATH_MAX) return -1;
   for (int i = 0; i < kSlots; ++i) {
     int expected = kFree;
     if (g_slots[i].state.compare_exchange_strong(expected, kFilling)) {
+      g_slots[i].folder = folder;
       std::memcpy(g_slots[i].path, path.c_str(), path.size() + 1);
       g_slots[i].state.store(kReady);
       return i;
@@ -426,5 +431,12 @@ bool AtomicFile::commit(std::string& error) {
   sync_folder(file_);
   return true;
 }
+
+TempPathGuard::TempPathGuard(const std::string& path, bool folder) {
+  prepare_process();
+  slot_ = register_temp(path, folder);
+}
+
+TempPathGuard::~TempPathGuard() { unregister_temp(slot_); }
 
 }  // namespace bpulint

@@ -24,19 +24,25 @@ bool StdinSpool::read(std::string& error) {
   std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/bpu-lint-stdin-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) {  // mode 0700: the model is no one else's to read
-    error = "cannot create a temporary folder for standard input: " + std::string(std::strerror(errno));
-    return false;
+  int fd = -1;
+  {
+    InterruptShield shield;  // no signal between creating each path and registering it
+    if (::mkdtemp(buf.data()) == nullptr) {  // mode 0700: the model is no one else's to read
+      error = "cannot create a temporary folder for standard input: " + std::string(std::strerror(errno));
+      return false;
+    }
+    folder_ = buf.data();
+    folder_guard_ = std::make_unique<TempPathGuard>(folder_, true);
+    // Named like a model, so the fixed model's default name and messages read well.
+    const std::string file = folder_ + "/stdin.onnx";
+    fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      error = "cannot create a temporary file for standard input: " + std::string(std::strerror(errno));
+      return false;
+    }
+    file_ = file;
+    file_guard_ = std::make_unique<TempPathGuard>(file_, false);
   }
-  folder_ = buf.data();
-  // Named like a model, so the fixed model's default name and messages read well.
-  const std::string file = folder_ + "/stdin.onnx";
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    error = "cannot create a temporary file for standard input: " + std::string(std::strerror(errno));
-    return false;
-  }
-  file_ = file;
   std::vector<char> chunk(1 << 20);
   bool ok = true;
   for (;;) {

@@ -64,6 +64,23 @@ class InterruptShield {
   sigset_t old_;
 };
 
+// A temporary file or folder of the run's own (standard input spooled to
+// disk) that SIGINT, SIGTERM or SIGHUP must not leave behind: removed by the
+// signal handler while this is alive (files before folders). Create the path
+// and this under an InterruptShield, so no signal falls between the two; the
+// owner removes the path itself on the normal way out.
+class TempPathGuard {
+ public:
+  TempPathGuard() = default;
+  TempPathGuard(const std::string& path, bool folder);
+  ~TempPathGuard();
+  TempPathGuard(const TempPathGuard&) = delete;
+  TempPathGuard& operator=(const TempPathGuard&) = delete;
+
+ private:
+  int slot_ = -1;
+};
+
 // The replacement of one regular file (a Replace target). Until commit()
 // nothing is visible at the target; destroyed uncommitted, it leaves nothing.
 // Setting BPULINT_NAMED_TEMP_FILES=1 in the environment forces the named-temp
