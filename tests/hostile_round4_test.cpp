@@ -329,3 +329,51 @@ TEST_CASE("round 4: SIGTERM, SIGINT or SIGHUP while a model is read from standar
     CHECK(read_file(dir.path("after")).empty());
   }
 }
+
+namespace {
+
+// Protobuf wire format by hand: models no ONNX writer would make.
+std::string varint(uint64_t n) {
+  std::string out;
+  for (; n >= 0x80; n >>= 7) out += static_cast<char>((n & 0x7f) | 0x80);
+  return out + static_cast<char>(n);
+}
+std::string field(int number, const std::string& payload) {
+  return varint((static_cast<uint64_t>(number) << 3) | 2) + varint(payload.size()) + payload;
+}
+// ModelProto{ir_version: 8, opset_import{version: 17}, graph{...}}.
+std::string wire_model(const std::string& graph) {
+  return varint(1 << 3) + varint(8) + field(8, varint(2 << 3) + varint(17)) + field(7, graph);
+}
+
+}  // namespace
+
+TEST_CASE("round 4: what costs memory per record is bounded and the bound is said: nodes, inputs, names") {
+  TempDir dir;
+  struct Case {
+    std::string name, bytes, error;
+  };
+  std::string empty_nodes;  // 2 bytes each on disk, kilobytes each in memory
+  for (int i = 0; i <= (1 << 20); ++i) empty_nodes += field(1, "");
+  std::string wide = field(2, "y") + field(4, "Sum");
+  for (int i = 0; i <= (1 << 16); ++i) wide += field(1, "x");
+  const std::vector<Case> cases = {
+      {"empty_nodes.onnx", wire_model(empty_nodes + field(2, "g")), "more than 1048576 nodes; bpu-lint reads at most that many"},
+      {"wide.onnx", wire_model(field(1, wide) + field(2, "g")), "a node has more than 65536 inputs"},
+      {"long_name.onnx",
+       wire_model(field(1, field(3, std::string((1 << 20) + 1, 'n')) + field(4, "Relu") + field(1, "x") + field(2, "y")) +
+                  field(2, "g")),
+       "a node has a name of 1048577 bytes; bpu-lint reads names of at most 1 MiB"},
+      {"long_input.onnx",
+       wire_model(field(1, field(4, "Relu") + field(1, std::string(3 << 20, 'x')) + field(2, "y")) + field(2, "g")),
+       "a node has an input name of 3145728 bytes"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    write_file(dir.path(c.name), c.bytes);
+    const CommandResult r = run_bpu_lint({dir.path(c.name), "--platform", "j6p"});
+    CHECK(r.exit_code == 2);
+    CHECK(count(r.err, "\n") == 1);
+    CHECK(r.err.find(c.error) != std::string::npos);
+  }
+}

@@ -41,6 +41,15 @@ namespace {
 constexpr int kMaxSubgraphLevels = 20;
 constexpr int kMaxDepth = 3 * kMaxSubgraphLevels + 4;  // message nesting levels
 
+// What one model may hold, checked while its bytes are scanned, before any
+// parse: the memory of a lint grows with these (each node costs 2-3 KiB in the
+// engine, each name is copied into paths and messages), not with the bytes
+// that encode them (an empty node record is 2 bytes). Far above real exports:
+// swin_t has 6,000 nodes, the largest names are a few hundred bytes.
+constexpr uint64_t kMaxNodes = uint64_t{1} << 20;          // in all graphs and functions
+constexpr uint64_t kMaxNodeInputs = uint64_t{1} << 16;     // inputs (or outputs) of one node
+constexpr uint64_t kMaxNameBytes = uint64_t{1} << 20;      // a node's name, op type, input or output name
+
 // ---------------------------------------------------------------------------
 // LeanEncoder
 // ---------------------------------------------------------------------------
@@ -151,9 +160,11 @@ class LeanEncoder {
     if (kind == Kind::kTensor) return encode_tensor(begin, end, out);
     FieldReader reader(data_, begin, end);
     Field f;
+    uint64_t inputs = 0, outputs = 0;
     while (!reader.done()) {
       need(reader.position(), kFieldHead);
       if (!reader.next(f, error_)) return false;
+      if (kind == Kind::kNode && !node_within_limits(f, inputs, outputs)) return false;
       const Kind child = child_kind(kind, f.number);
       if (child == Kind::kOther || f.wire_type != kLengthDelimited) {
         // Wrong wire types are copied too: protobuf will reject them later.
@@ -169,6 +180,25 @@ class LeanEncoder {
     return true;
   }
 
+  // One field of a node against the limits above (node fields 1-4: input,
+  // output, name, op_type).
+  bool node_within_limits(const Field& f, uint64_t& inputs, uint64_t& outputs) {
+    if (f.wire_type != kLengthDelimited || f.number < 1 || f.number > 4) return true;
+    if (f.end - f.payload > kMaxNameBytes) {
+      static const char* const kWhat[] = {"", "an input name", "an output name", "a name", "an op type"};
+      error_ = "a node has " + std::string(kWhat[f.number]) + " of " + std::to_string(f.end - f.payload) +
+               " bytes; bpu-lint reads names of at most " + std::to_string(kMaxNameBytes >> 20) + " MiB";
+      return false;
+    }
+    uint64_t& n = f.number == 1 ? inputs : outputs;
+    if (f.number <= 2 && ++n > kMaxNodeInputs) {
+      error_ = std::string("a node has more than ") + std::to_string(kMaxNodeInputs) +
+               (f.number == 1 ? " inputs" : " outputs") + "; bpu-lint reads at most that many";
+      return false;
+    }
+    return true;
+  }
+
   // Re-encodes a sub-message into a scratch buffer first, because its
   // length prefix may shrink when payloads are stripped.
   bool encode_child(Kind kind, const Field& f, int depth, std::string* out) {
@@ -178,7 +208,13 @@ class LeanEncoder {
       return false;
     }
     // Recorded before descending so that nested nodes follow their parent.
-    if (kind == Kind::kNode) node_spans.push_back({f.payload, f.end - f.payload});
+    if (kind == Kind::kNode) {
+      if (node_spans.size() >= kMaxNodes) {
+        error_ = "more than " + std::to_string(kMaxNodes) + " nodes; bpu-lint reads at most that many";
+        return false;
+      }
+      node_spans.push_back({f.payload, f.end - f.payload});
+    }
     if (out == nullptr) return encode_message(kind, f.payload, f.end, depth, nullptr);
     std::string body;
     // Stripping only shrinks a message, so its original size bounds the body.
