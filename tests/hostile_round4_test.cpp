@@ -377,3 +377,37 @@ TEST_CASE("round 4: what costs memory per record is bounded and the bound is sai
     CHECK(r.err.find(c.error) != std::string::npos);
   }
 }
+
+TEST_CASE("round 4: --fix copies from any number of external data files, whatever the descriptor limit") {
+  TempDir dir;
+  models::Ct3dModel layer;
+  layer.strides = {2, 2, 2};
+  onnx::ModelProto m = models::ct3d_model(layer, [](const std::string& name, const std::vector<int64_t>& dims) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t.add_dims(d);
+    t.set_raw_data(std::string(4 * 256, '\0'));
+    return t;
+  });
+  // 600 unused initializers, one external file each, under a limit of 256 descriptors.
+  for (int i = 0; i < 600; ++i) {
+    const std::string name = "e" + std::to_string(i);
+    write_file(dir.path(name + ".bin"), std::string(16, static_cast<char>(i)));
+    onnx::TensorProto* t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(4);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* e = t->add_external_data();
+    e->set_key("location");
+    e->set_value(name + ".bin");
+  }
+  const std::string model = save_model(dir, "m.onnx", m);
+  const std::string cmd = "ulimit -n 256 && '" + std::string(BPULINT_BINARY) + "' " + model + " --platform j6p --fix --fixed-model " +
+                          dir.path("out.onnx") + " --external-data >" + dir.path("log") + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  INFO(read_file(dir.path("log")));
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  CHECK(read_file(dir.path("log")).find("wrote " + dir.path("out.onnx")) != std::string::npos);
+}
