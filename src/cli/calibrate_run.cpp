@@ -103,14 +103,14 @@ int calibrate_pairs(const CalibrateOptions& o, const std::string& command) {
   if (!write_output(o.output, cal.yaml, inputs, error)) return command_error(o.output, error);
 
   std::ostream& out = o.output == "-" ? std::cerr : std::cout;
-  out << "bpu-lint calibrate: " << logs.size() << (logs.size() == 1 ? " pair" : " pairs") << " on " << platform->name
-      << " (march " << platform->march << ")\n";
+  out << "bpu-lint calibrate: " << logs.size() << (logs.size() == 1 ? " pair" : " pairs") << " on "
+      << printable_text(platform->name) << " (march " << printable_text(platform->march) << ")\n";
   bool all_agree = true;
   for (size_t i = 0; i < logs.size(); ++i) {
     const std::vector<std::string>& marches = logs[i].marches;
     if (!marches.empty() && std::find(marches.begin(), marches.end(), platform->march) == marches.end()) {
       out << "  note: " << printable_text(o.pairs[2 * i + 1]) << " is for march " << printable_text(join(marches))
-          << ", the rules for " << platform->name << " (--platform)\n";
+          << ", the rules for " << printable_text(platform->name) << " (--platform)\n";
     }
     out << "  " << printable_text(o.pairs[2 * i]) << " with " << printable_text(o.pairs[2 * i + 1]) << ": "
         << agreement(before[i].comparison) << "; with the file: " << agreement(after[i].comparison) << "\n";
@@ -118,10 +118,10 @@ int calibrate_pairs(const CalibrateOptions& o, const std::string& command) {
   }
   out << "wrote " << printable_text(o.output == "-" ? "standard output" : o.output) << ": "
       << cal.op_classes.size() << " op class" << (cal.op_classes.size() == 1 ? "" : "es")
-      << (cal.op_classes.empty() ? "" : " (" + join(cal.op_classes) + ")") << ", " << cal.rules.size()
-      << (cal.rules.size() == 1 ? " rule" : " rules") << (cal.rules.empty() ? "" : " (" + join(cal.rules) + ")") << ", "
-      << cal.overrides.size() << " database rule" << (cal.overrides.size() == 1 ? "" : "s") << " narrowed"
-      << (cal.overrides.empty() ? "" : " (" + join(cal.overrides) + ")") << "\n";
+      << (cal.op_classes.empty() ? "" : " (" + printable_text(join(cal.op_classes)) + ")") << ", " << cal.rules.size()
+      << (cal.rules.size() == 1 ? " rule" : " rules") << (cal.rules.empty() ? "" : " (" + printable_text(join(cal.rules)) + ")")
+      << ", " << cal.overrides.size() << " database rule" << (cal.overrides.size() == 1 ? "" : "s") << " narrowed"
+      << (cal.overrides.empty() ? "" : " (" + printable_text(join(cal.overrides)) + ")") << "\n";
   if (!cal.leftovers.empty()) {
     out << "left for you (" << cal.leftovers.size() << ", listed in the file; `bpu-lint compare` prints a stub for each):\n";
     for (const auto& l : cal.leftovers) out << "  " << printable_text(l) << "\n";

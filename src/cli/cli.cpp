@@ -89,8 +89,24 @@ bool load_db(const std::string& rules_dir, RuleDatabase& db) {
 const Platform* pick_platform(const RuleDatabase& db, const std::string& name) {
   std::string error;
   const Platform* p = resolve_platform(db, name, "", error);
-  if (p == nullptr) std::cerr << "bpu-lint: " << error << "\n";
+  if (p == nullptr) std::cerr << "bpu-lint: " << printable_text(error) << "\n";
   return p;
+}
+
+// A document bpu-lint composed for people (the markdown listings), each line
+// through printable_text: a --rules-dir's text can break no line and send no
+// control or bidi character, and no line starts with "::".
+std::string printable_lines(const std::string& text) {
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    const bool newline = end != std::string::npos;
+    if (!newline) end = text.size();
+    out += printable_text(std::string_view(text).substr(at, end - at));
+    if (newline) out += '\n';
+    at = end + 1;
+  }
+  return out;
 }
 
 // "auto" and every registered fix kind: the catalog is the one list of fixes.
@@ -102,18 +118,20 @@ std::vector<std::string> fix_strategies() {
 
 int cmd_platforms(const RuleDatabase& db, const std::string& format) {
   if (format == "markdown") {
-    std::cout << docs_index_markdown(db);
+    std::cout << printable_lines(docs_index_markdown(db));
     return kExitClean;
   }
   for (const auto& p : db.platforms) {
-    std::cout << p.name << "  march " << p.march << "  aliases: " << join(p.aliases) << "\n    " << p.description
-              << "\n    " << p.rules.size() << " rules, " << p.ops.size() << " classified ops (" << p.file << ")\n";
+    // A --rules-dir's platform files say these: cleaned like every other string from a file.
+    std::cout << printable_text(p.name) << "  march " << printable_text(p.march) << "  aliases: "
+              << printable_text(join(p.aliases)) << "\n    " << printable_text(p.description) << "\n    " << p.rules.size()
+              << " rules, " << p.ops.size() << " classified ops (" << printable_text(p.file) << ")\n";
   }
   return kExitClean;
 }
 
 int cmd_rules(const Platform& p, const std::string& format) {
-  if (format == "markdown") std::cout << rules_markdown(p);
+  if (format == "markdown") std::cout << printable_lines(rules_markdown(p));
   else if (format == "json") std::cout << rules_json(p);
   else std::cout << rules_text(p);
   return kExitClean;
@@ -121,7 +139,7 @@ int cmd_rules(const Platform& p, const std::string& format) {
 
 int cmd_validate(const std::vector<std::string>& files) {
   const std::vector<std::string> problems = validate_rule_files(files);
-  for (const auto& p : problems) std::cerr << p << "\n";
+  for (const auto& p : problems) std::cerr << printable_text(p) << "\n";
   if (problems.empty()) std::cout << "bpu-lint: rule files valid\n";
   return problems.empty() ? kExitClean : kExitError;
 }
@@ -171,7 +189,7 @@ int cmd_explain(const RuleDatabase& db, const std::string& id) {
     }
   }
   if (found == nullptr) {
-    std::cerr << "bpu-lint: no rule '" << id << "' (see: bpu-lint rules)\n";
+    std::cerr << "bpu-lint: no rule '" << printable_text(id) << "' (see: bpu-lint rules)\n";
     return kExitError;
   }
   std::cout << explain_text(*found, platforms);
@@ -358,7 +376,8 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "bpu-lint: " << e.what() << " (see: bpu-lint --help)\n";
+    // CLI11's message quotes the argument it refused, as the user (or a script) typed it.
+    std::cerr << "bpu-lint: " << printable_text(e.what()) << " (see: bpu-lint --help)\n";
     return kExitError;
   }
 
@@ -390,7 +409,7 @@ int run_cli(int argc, char** argv) {
     }
     if (run.inputs.empty()) {
       if (hb_config.model.empty()) {
-        std::cerr << "bpu-lint: " << hb_config_path
+        std::cerr << "bpu-lint: " << printable_text(hb_config_path)
                   << ": no model_parameters.onnx_model; give the model on the command line\n";
         return kExitError;
       }

@@ -6,13 +6,15 @@
 #include "bpulint/base/exit_codes.h"
 #include "bpulint/lint/lint.h"
 #include "bpulint/lint/settings.h"
+#include "bpulint/render/markup.h"
 #include "bpulint/render/render_compare.h"
 #include "bpulint/base/strings.h"
 
 namespace bpulint {
 
 int command_error(const std::string& where, const std::string& message) {
-  std::cerr << where << ": " << (where == "bpu-lint" ? "" : "error: ") << message << "\n";
+  // `where` is a path given on the command line, `message` may echo a log's, a rule file's or the model's text.
+  std::cerr << printable_text(where) << ": " << (where == "bpu-lint" ? "" : "error: ") << printable_text(message) << "\n";
   return kExitError;
 }
 

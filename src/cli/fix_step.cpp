@@ -33,10 +33,11 @@ void say_nothing_to_fix(std::ostream& log, const ModelReport& r, const Platform&
   }
   // Worded as a fix_blocked ends: what is left to change is the PyTorch source.
   log << printable_text(r.path) << ": nothing --fix can rewrite: " << errors << " error finding"
-      << (errors == 1 ? " (" + rules + ") offers" : "s (" + rules + ") offer") << " no fix on " << platform.name;
+      << (errors == 1 ? " (" + printable_text(rules) + ") offers" : "s (" + printable_text(rules) + ") offer") << " no fix on "
+      << printable_text(platform.name);
   if (on_nodes == 1) log << "; the layer needs a change in its PyTorch source";
   if (on_nodes > 1) log << "; the layers need a change in their PyTorch source";
-  log << " (bpu-lint explain " << unfixed.begin()->first << ")\n";
+  log << " (bpu-lint explain " << printable_text(unfixed.begin()->first) << ")\n";
 }
 
 bool fix_and_relint(ModelRun& m, const RunOptions& o, std::ostream& log, std::ostream* text_out,
@@ -60,7 +61,7 @@ bool fix_and_relint(ModelRun& m, const RunOptions& o, std::ostream& log, std::os
     return false;
   }
   if (text_out != nullptr) {
-    *text_out << "re-lint of " << out << ":\n";
+    *text_out << "re-lint of " << printable_text(out) << ":\n";
     render_text(*text_out, *m.fixed, *m.plan.platform, text);
   }
   return ok;
@@ -106,8 +107,8 @@ bool write_pytorch_snippet(std::ostream& log, const ModelReport& r, const std::s
     if (chosen != nullptr) {
       why_not = snippet_refusal(r, node, torch_path);
       if (!why_not.empty()) {
-        refused.push_back(printable_text(r.path) + ": " + node.op_type + " '" + printable_text(std::string(node.display_name)) +
-                          "': not replaced in the PyTorch snippet: " + why_not);
+        refused.push_back(printable_text(r.path + ": " + node.op_type + " '" + std::string(node.display_name) +
+                                         "': not replaced in the PyTorch snippet: " + why_not));
         chosen = nullptr;
       }
     }
@@ -117,7 +118,7 @@ bool write_pytorch_snippet(std::ostream& log, const ModelReport& r, const std::s
   }
   for (const auto& line : refused) log << line << "\n";
   if (replaced == 0) {
-    log << r.path << (refused.empty() ? ": no layer has an applicable fix" : ": no layer can be replaced in PyTorch")
+    log << printable_text(r.path) << (refused.empty() ? ": no layer has an applicable fix" : ": no layer can be replaced in PyTorch")
         << "; no PyTorch snippet written\n";
     return true;
   }
@@ -127,8 +128,8 @@ bool write_pytorch_snippet(std::ostream& log, const ModelReport& r, const std::s
     return false;
   }
   const size_t left = layers.size() - replaced;
-  log << r.path << ": wrote PyTorch replacements for " << replaced << " layer" << (replaced == 1 ? "" : "s") << " to "
-      << snippet_path;
+  log << printable_text(r.path) << ": wrote PyTorch replacements for " << replaced << " layer" << (replaced == 1 ? "" : "s")
+      << " to " << printable_text(snippet_path);
   if (left > 0) {
     log << " (" << left << " flagged layer" << (left == 1 ? "" : "s") << " left as is, each with a comment saying why)";
   }

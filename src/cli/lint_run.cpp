@@ -98,7 +98,8 @@ class Runner {
     for (const auto& m : models_) scoped.push_back({m.path, &m.setup->config, m.plan.platform});
     if (!check_selectors(scoped, cli_, error)) return fail(error);
     if (o_.hb_config != nullptr && text_output()) {
-      out_ << o_.hb_config->path << ": Horizon compile config: " << hb_config_summary(*o_.hb_config) << "\n";
+      out_ << printable_text(o_.hb_config->path) << ": Horizon compile config: "
+           << printable_text(hb_config_summary(*o_.hb_config)) << "\n";
     }
     lint_models(models_, o_.jobs, first_read_);
     for (auto& m : models_) finish(m);
@@ -174,7 +175,7 @@ class Runner {
     } else {
       const RunInfo info = run_info(models_, o_, notes, code, format_->relative_uris);
       out_ << format_->render(info, o_.sarif_profile == "spec" ? SarifProfile::Spec : SarifProfile::GitHub);
-      for (const auto& n : notes) std::cerr << "bpu-lint: warning: " << n << "\n";
+      for (const auto& n : notes) std::cerr << "bpu-lint: warning: " << printable_text(n) << "\n";
     }
     if (!o_.write_baseline.empty()) {
       std::vector<const ModelReport*> reports;
@@ -183,15 +184,15 @@ class Runner {
       }
       std::string error;
       if (!write_output(o_.write_baseline, baseline_text(reports, o_.write_baseline), model_paths(), error)) {
-        std::cerr << o_.write_baseline << ": error: " << error << "\n";
+        std::cerr << printable_text(o_.write_baseline + ": error: " + error) << "\n";
         return kExitError;
       }
-      std::cerr << "bpu-lint: wrote the baseline " << o_.write_baseline << "\n";
+      std::cerr << "bpu-lint: wrote the baseline " << printable_text(o_.write_baseline) << "\n";
     }
     if (!o_.output_file.empty()) {
       std::string error;
       if (!write_output(o_.output_file, buffer_.str(), model_paths(), error)) {
-        std::cerr << o_.output_file << ": error: " << error << "\n";
+        std::cerr << printable_text(o_.output_file + ": error: " + error) << "\n";
         return kExitError;
       }
     } else {

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "bpulint/lint/triage.h"
+#include "bpulint/render/markup.h"
 
 namespace bpulint {
 
@@ -14,19 +15,26 @@ std::vector<std::string> configuration_notes(const std::vector<ModelRun>& models
   std::vector<std::string> notes;
   std::map<const Waiver*, size_t> models_in_scope, waiver_matches;
   std::map<const Baseline::Entry*, size_t> baseline_matches;
+  std::map<const Waiver*, std::string> positions;  // an unnamed node the waiver named by its position
   for (const auto& m : models) {
     for (const Waiver* w : m.plan.waivers) ++models_in_scope[w];
     for (const ModelReport* r : {m.report.get(), m.fixed.get()}) {
       if (r == nullptr) continue;
       for (const auto& [w, n] : r->waiver_matches) waiver_matches[w] += n;
+      for (const auto& [w, key] : r->waiver_positions) positions.emplace(w, key);
       for (const auto& [e, n] : r->baseline_matches) baseline_matches[e] += n;
     }
   }
   for (const auto& [path, setup] : setups) {
     for (const auto& w : setup->config.waivers) {
       if (waiver_matches[&w] == 0 && models_in_scope[&w] > 0) {
+        const auto position = positions.find(&w);
         notes.push_back(w.where.str() + ": waiver for rule '" + w.rule + "' on node '" + w.node + "'" +
-                        (w.model.empty() ? "" : " in '" + w.model + "'") + " matched nothing");
+                        (w.model.empty() ? "" : " in '" + w.model + "'") +
+                        (position == positions.end()
+                             ? " matched nothing"
+                             : " waives nothing: '" + w.node + "' is an unnamed node's position in its graph, which "
+                               "moves when nodes are added; name it by its identity '" + position->second + "'"));
       }
     }
   }
@@ -77,8 +85,8 @@ std::vector<RuleCount> rule_statistics(const std::vector<ModelRun>& models) {
 void print_statistics(std::ostream& out, const std::vector<ModelRun>& models) {
   out << "Statistics:\n";
   for (const RuleCount& c : rule_statistics(models)) {
-    out << "  " << c.count << "\t" << c.rule->id << "\t" << severity_name(c.severity) << "\t"
-        << (c.outcome == Outcome::Fail ? "fail" : "cannot verify") << "\t" << c.rule->name << "\n";
+    out << "  " << c.count << "\t" << printable_text(c.rule->id) << "\t" << severity_name(c.severity) << "\t"
+        << (c.outcome == Outcome::Fail ? "fail" : "cannot verify") << "\t" << printable_text(c.rule->name) << "\n";
   }
 }
 

@@ -21,28 +21,51 @@ size_t decode(std::string_view s, size_t i, uint32_t& cp) {
 
 bool noncharacter(uint32_t cp) { return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE; }
 
+// The embedding, override and isolate controls of the Unicode bidi algorithm:
+// they reorder what a terminal or a log viewer shows ("Trojan Source").
+bool bidi_control(uint32_t cp) { return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069); }
+
+// What .NET's char.IsWhiteSpace accepts besides the controls (escaped anyway):
+// the GitHub Actions runner trims these before it looks for "::".
+bool runner_space(uint32_t cp) {
+  return cp == 0x20 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
+         cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
 }  // namespace
 
 std::string printable_text(std::string_view bytes) {
+  // GitHub Actions runs a log line that starts with "::" (after white space)
+  // as a workflow command: a value's leading "::" is shown as "\x3a:".
+  constexpr std::string_view kCommandColon = "\\x3a";
   // Almost every name is plain ASCII: nothing to replace, one copy.
   if (std::all_of(bytes.begin(), bytes.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
-    return std::string(bytes);
+    const size_t first = bytes.find_first_not_of(' ');
+    if (first == std::string_view::npos || bytes.substr(first, 2) != "::") return std::string(bytes);
+    return std::string(bytes.substr(0, first)).append(kCommandColon).append(bytes.substr(first + 1));
   }
   const std::string clean = sanitize_utf8(bytes);
   std::string out;
   out.reserve(clean.size());
+  bool line_start = true;  // only runner_space so far
   for (size_t i = 0; i < clean.size();) {
     uint32_t cp = 0;
     const size_t len = decode(clean, i, cp);
-    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) {
-      char buf[8];
+    char buf[8];
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) {  // C0, DEL, C1: newlines inside a value too
       std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
+      out += buf;
+    } else if (bidi_control(cp)) {
+      std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(cp));
       out += buf;
     } else if (noncharacter(cp)) {
       out += "\xEF\xBF\xBD";
+    } else if (line_start && cp == ':' && i + 1 < clean.size() && clean[i + 1] == ':') {
+      out += kCommandColon;
     } else {
       out.append(clean, i, len);
     }
+    line_start = line_start && runner_space(cp);
     i += len;
   }
   return out;

@@ -54,7 +54,7 @@ std::string pieces_text(const NodeComparison& n) {
 void node_heading(std::ostream& out, const CompareView& v, const char* verdict, const NodeComparison& n) {
   const NodeFacts& f = node_of(v, n);
   out << verdict << ": " << printable_text(f.name) << " (" << printable_text(f.op_type) << "): predicted "
-      << placement_name(n.predicted) << " on " << v.platform->name << ", the compiler "
+      << placement_name(n.predicted) << " on " << printable_text(v.platform->name) << ", the compiler "
       << printable_text(compiler_text(v, n)) << "\n";
   if (!n.pieces.empty()) out << "    the compiler split it: " << printable_text(pieces_text(n)) << "\n";
   for (const NodeReason* r : n.reasons) {
@@ -113,10 +113,10 @@ void render_compare_text(std::ostream& out, const CompareView& v) {
       << "  log: " << log_format_name(log.format) << " placement table at line " << log.table_line;
   if (!versions.empty()) out << " (" << printable_text(versions) << ")";
   out << ", march " << (log.marches.empty() ? "not printed" : printable_text(log.marches.front())) << "; predictions for "
-      << v.platform->name << " (march " << v.platform->march << ")\n";
+      << printable_text(v.platform->name) << " (march " << printable_text(v.platform->march) << ")\n";
   if (!log.marches.empty() && log.marches.front() != v.platform->march) {
     out << "  note: the log is for march " << printable_text(log.marches.front()) << ", the predictions for "
-        << v.platform->march << " (--platform)\n";
+        << printable_text(v.platform->march) << " (--platform)\n";
   }
   if (log.tables > 1) out << "  note: the log holds " << log.tables << " placement tables; the last one is compared\n";
   out << "  " << c.rows << " rows (" << c.compiler_made << " compiler-made, " << c.node_pieces
@@ -146,13 +146,13 @@ void render_compare_text(std::ostream& out, const CompareView& v) {
     }
     if (n.placed_by.empty()) out << "    class to fix: " << printable_text(class_origin(*v.platform, f)) << "\n";
     for (const Diagnostic* d : n.placed_by) {
-      out << "    rule to fix: " << d->rule->id << " " << d->rule->name << " (" << printable_text(d->rule->defined_at.str())
+      out << "    rule to fix: " << printable_text(d->rule->id + " " + d->rule->name) << " (" << printable_text(d->rule->defined_at.str())
           << "): " << printable_text(d->message) << "\n";
     }
   }
   for (const auto& n : c.unknown) {
     node_heading(out, v, "unknown", n);
-    out << "    bpu-lint cannot place " << printable_text(node_of(v, n).op_type) << " on " << v.platform->name
+    out << "    bpu-lint cannot place " << printable_text(node_of(v, n).op_type) << " on " << printable_text(v.platform->name)
         << (n.predicted == Placement::RuntimeShape ? " (shape arithmetic on a dynamic dim: pin the input with --input-shape)"
             : n.predicted == Placement::DataShape  ? " (shape arithmetic on a shape that depends on tensor data)"
                                                    : ": classify the op in a rule file (ops: - class: ...)")

@@ -18,9 +18,12 @@
 namespace bpulint {
 namespace {
 
-// CR and LF are the annotation's own line breaks; every other control byte
-// (ESC, BEL, C1) from a model is spelled out by printable_text, since the
-// Actions log viewer and a terminal would act on it.
+// Every value (names, paths, messages, rule text) goes through here or
+// escape_property. CR and LF are the annotation's own line breaks (%0D, %0A:
+// the runner decodes them inside the one annotation, so a value can never
+// begin a line of the log, nor a workflow command); every other control byte
+// (ESC, BEL, BS, C1) and the bidi controls are spelled out by printable_text,
+// since the Actions log viewer and a terminal would act on them.
 std::string escape_data(const std::string& s) {
   std::string out;
   size_t start = 0;

@@ -44,11 +44,12 @@ void render_plan(std::ostream& out, const NodeFixPlan& plan, const Palette& p) {
   for (const auto& o : plan.options) {
     out << "      " << (o.recommended ? p.paint("* " + o.id, "1;32") : "- " + o.id);
     if (!o.applicable) {
-      out << ": not applicable: " << o.why_not << "\n";
+      out << ": not applicable: " << printable_text(o.why_not) << "\n";
       continue;
     }
     out << " (" << (o.recommended ? "recommended, " : "") << applicability_name(o.applicability) << "): " << cost_text(o.cost) << "\n";
-    for (const auto& v : o.new_violations) out << "        its nodes would break " << v << "\n";
+    // The check names the rewritten node ("... on node 'NAME'"): model text, cleaned like the rest.
+    for (const auto& v : o.new_violations) out << "        its nodes would break " << printable_text(v) << "\n";
   }
   const std::string blocked = plan.fix_blocked();
   if (!blocked.empty()) out << "      --fix leaves this node as it is: " << printable_text(blocked) << "\n";
@@ -88,9 +89,9 @@ void render_fix_run(std::ostream& out, const ModelReport& r, const FixRun& run, 
     // Node names, paths and reasons come from the model: cleaned like every other output line.
     out << printable_text(r.path + ": " + n.op_type + " '" + std::string(n.display_name) + "'") << ": ";
     if (res.applied) {
-      out << p.paint("fixed", "1;32") << " with " << res.fix_id << "; " << printable_text(proof_summary(res)) << "\n";
+      out << p.paint("fixed", "1;32") << " with " << printable_text(res.fix_id) << "; " << printable_text(proof_summary(res)) << "\n";
     } else {
-      out << p.paint("not fixed", "1;33") << (res.fix_id.empty() ? "" : " (" + res.fix_id + ")") << ": "
+      out << p.paint("not fixed", "1;33") << (res.fix_id.empty() ? "" : " (" + printable_text(res.fix_id) + ")") << ": "
           << printable_text(res.reason) << "\n";
     }
   }
@@ -122,12 +123,12 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
     if (options.concise) {
       std::string loc = r.path;
       if (d.node >= 0) loc += ":" + r.facts.nodes[static_cast<size_t>(d.node)].path();
-      out << printable_text(loc) << ": " << p.severity(d.severity) << ": " << printable_text(d.message) << " [" << d.rule->id << "]"
+      out << printable_text(loc) << ": " << p.severity(d.severity) << ": " << printable_text(d.message) << " [" << printable_text(d.rule->id) << "]"
           << printable_text(hidden) << "\n";
       continue;
     }
     out << p.paint(where(r, d), "1") << ": " << p.severity(d.severity) << ": " << printable_text(d.message) << " "
-        << p.paint("[" + d.rule->id + "]", "2") << printable_text(hidden) << "\n";
+        << p.paint("[" + printable_text(d.rule->id) + "]", "2") << printable_text(hidden) << "\n";
     if (d.node >= 0) {
       const auto& n = r.facts.nodes[static_cast<size_t>(d.node)];
       out << "    node #" << n.index_in_graph << " of graph " << printable_text(n.graph_path) << ", opset " << n.opset << "\n";
@@ -142,9 +143,11 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
     }
     if (!d.facts.empty()) out << "    facts: " << printable_text(facts_text(d.facts)) << "\n";
     if (d.outcome == Outcome::Fail && !d.rule->builtin) {
-      out << "    rule " << d.rule->name << " (" << status_name(d.rule->status) << ", " << platform.name << ")";
+      // The rule's name, cpu_node and platform come from rule files: cleaned like the model's strings.
+      out << "    rule " << printable_text(d.rule->name) << " (" << status_name(d.rule->status) << ", "
+          << printable_text(platform.name) << ")";
       if (d.rule->effect == Effect::CpuFallback && d.severity == Severity::Error) {
-        out << "; on the CPU" << (d.rule->cpu_node.empty() ? "" : " as " + d.rule->cpu_node);
+        out << "; on the CPU" << (d.rule->cpu_node.empty() ? "" : " as " + printable_text(d.rule->cpu_node));
       }
       out << "\n";
     }

@@ -12,6 +12,7 @@
 #include "bpulint/rules/embedded_rules.h"
 #include "bpulint/fix/fix_catalog.h"
 #include "bpulint/base/json_writer.h"
+#include "bpulint/render/markup.h"
 
 namespace bpulint {
 namespace {
@@ -55,24 +56,31 @@ bool constant_value(const Expr& e, bool& value) {
 
 }  // namespace
 
+// The listing and explain are read in terminals and CI logs: every string a
+// rule file gave (ids and names are checked by the loader, the rest is free
+// text) is shown through printable_text.
 std::string rules_text(const Platform& p) {
   std::ostringstream out;
-  out << "Rules for " << p.name << " (march " << p.march << "):\n";
+  out << "Rules for " << printable_text(p.name) << " (march " << printable_text(p.march) << "):\n";
   for (const Rule* r : sorted_rules(p)) {
-    out << "  " << r->id << "  " << severity_name(r->severity) << "  " << status_name(r->status) << "  " << r->name
-        << "  [" << applies_to(*r) << "]\n      " << r->summary << "\n";
+    out << "  " << printable_text(r->id) << "  " << severity_name(r->severity) << "  " << status_name(r->status) << "  "
+        << printable_text(r->name) << "  [" << printable_text(applies_to(*r)) << "]\n      " << printable_text(r->summary)
+        << "\n";
   }
   if (!p.sibling_rules.empty()) {
     out << "Limits published for sibling chips only (cannot verify here, " << builtin::kSiblingLimit << "):\n";
     for (const auto& sr : p.sibling_rules) {
-      out << "  " << sr.rule.id << "  " << join(sr.platforms) << "  " << sr.rule.name << "  [" << applies_to(sr.rule)
-          << "]\n      " << sr.rule.summary << "\n";
+      out << "  " << printable_text(sr.rule.id) << "  " << printable_text(join(sr.platforms)) << "  "
+          << printable_text(sr.rule.name) << "  [" << printable_text(applies_to(sr.rule)) << "]\n      "
+          << printable_text(sr.rule.summary) << "\n";
     }
   }
   std::map<std::string, std::vector<std::string>> by_class;
   for (const auto& kv : p.ops) by_class[op_class_name(kv.second.op_class)].push_back(kv.first);
   out << "Op classes:\n";
-  for (const auto& kv : by_class) out << "  " << kv.first << " (" << kv.second.size() << "): " << join(kv.second) << "\n";
+  for (const auto& kv : by_class) {
+    out << "  " << kv.first << " (" << kv.second.size() << "): " << printable_text(join(kv.second)) << "\n";
+  }
   return out.str();
 }
 
@@ -214,11 +222,13 @@ std::vector<RuleCardField> rule_card(const Rule& r, const std::vector<std::strin
 
 std::string explain_text(const Rule& r, const std::vector<std::string>& platforms) {
   std::ostringstream out;
-  out << r.id << " " << r.name << "\n  " << r.summary << "\n\n";
-  if (!r.description.empty()) out << "  " << r.description << "\n\n";
+  out << printable_text(r.id) << " " << printable_text(r.name) << "\n  " << printable_text(r.summary) << "\n\n";
+  if (!r.description.empty()) out << "  " << printable_text(r.description) << "\n\n";
+  // Every value of the card (source, reference, "defined at" with the rule file's path, ...) is the rule file's text.
   for (const auto& field : rule_card(r, platforms)) {
     const std::string label = field.label + ":";
-    out << "  " << label << std::string(label.size() < 12 ? 12 - label.size() : 1, ' ') << field.text() << "\n";
+    out << "  " << label << std::string(label.size() < 12 ? 12 - label.size() : 1, ' ') << printable_text(field.text())
+        << "\n";
   }
   return out.str();
 }

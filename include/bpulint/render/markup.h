@@ -1,8 +1,11 @@
-// Escaping for the graph reports (--format html and dot). Every name, value
-// and message in them comes from a model file and may hold any bytes: quotes,
-// '<', '&', newlines, escape sequences, invalid UTF-8. These functions turn
-// such bytes into text that cannot change the structure of the document it
-// is written into, and that shows what the bytes were.
+// Escaping for the human output (text, concise, github, compare, calibrate,
+// explain, rules, every message on stderr) and the graph reports (--format
+// html and dot). Every name, value and message in them may come from a model
+// file, a file name, a rule file or the command line and may hold any bytes:
+// quotes, '<', '&', newlines, escape sequences, bidi overrides, invalid UTF-8.
+// These functions turn such bytes into text that cannot change the structure
+// of the document, terminal or log it is written into, and that shows what
+// the bytes were.
 #pragma once
 
 #include <cstddef>
@@ -12,10 +15,17 @@
 
 namespace bpulint {
 
-// Valid UTF-8 without control characters: invalid sequences become U+FFFD
-// (as sanitize_utf8 does), C0 and C1 controls and DEL become visible "\xNN"
-// (so a name never breaks a line, a label or a table row), Unicode
-// noncharacters become U+FFFD.
+// The one cleaning function for every string that reaches a terminal or a CI
+// log (from a model, a file name, a rule file, a configuration, a compile log
+// or the command line), and for the graph reports' labels. Valid UTF-8
+// without control characters: invalid sequences become U+FFFD (as
+// sanitize_utf8 does), C0 and C1 controls and DEL become visible "\xNN" (so
+// a value never breaks a line, a label or a table row: newlines and CRs
+// too), the bidi embedding, override and isolate characters (U+202A-U+202E,
+// U+2066-U+2069) become visible "\u202E" (they would reorder what is
+// shown), Unicode noncharacters become U+FFFD. A value starting with "::"
+// (after white space) gets its first ':' as "\x3a", so that no line
+// starting with a value is a GitHub Actions workflow command.
 std::string printable_text(std::string_view bytes);
 
 // printable_text for HTML text and double- or single-quoted attribute values:
