@@ -131,7 +131,11 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
         << p.paint("[" + printable_text(d.rule->id) + "]", "2") << printable_text(hidden) << "\n";
     if (d.node >= 0) {
       const auto& n = r.facts.nodes[static_cast<size_t>(d.node)];
-      out << "    node #" << n.index_in_graph << " of graph " << printable_text(n.graph_path) << ", opset " << n.opset << "\n";
+      out << "    node #" << n.index_in_graph << " of graph " << printable_text(n.graph_path) << ", opset " << n.opset;
+      // An unnamed node's display name is its position, which moves when a
+      // node is added upstream: its identity is what a waiver must name.
+      if (n.name.empty()) out << "; unnamed, identity " << printable_text(r.facts.node_key(static_cast<size_t>(d.node)));
+      out << "\n";
       if (const SourceLine* s = r.source_for(d.node)) {
         const bool found = !s->path.empty();
         out << "    built at " << printable_text(found ? s->path : s->trace_file) << ":" << s->line
