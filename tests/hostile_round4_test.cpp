@@ -413,3 +413,25 @@ TEST_CASE("round 4: --fix copies from any number of external data files, whateve
   CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
   CHECK(read_file(dir.path("log")).find("wrote " + dir.path("out.onnx")) != std::string::npos);
 }
+
+TEST_CASE("round 4: a SIGKILL between writing the weights and the model leaves the old pair, never a mixed one") {
+  TempDir dir;
+  const std::string model = model_with_external_weights(dir);
+  const std::string out = dir.path("out.onnx");
+  const std::vector<std::string> fix = {model, "--platform", "j6p", "--fix", "--fixed-model", out, "--external-data"};
+  REQUIRE(run_bpu_lint(fix).exit_code == 0);
+  const std::string old_model = read_file(out), old_data = read_file(out + ".data");
+
+  // Killed right after the new weights are in place, before the new model is.
+  const CommandResult killed = run_bpu_lint(fix, "/dev/null", "BPULINT_TEST_KILL_BETWEEN_COMMITS=1");
+  CHECK(killed.exit_code == 128 + 9);
+  CHECK(read_file(out) == old_model);         // the old model ...
+  CHECK(read_file(out + ".data") == old_data);  // ... with its own weights
+  CHECK(run_bpu_lint({out, "--platform", "j6p"}).exit_code == 0);
+
+  // The next run writes the new pair under the other name and removes the old weights.
+  REQUIRE(run_bpu_lint(fix).exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(out + ".data"));
+  CHECK(read_file(out + ".1.data") == old_data);  // the same weights, the same rewrite
+  CHECK(run_bpu_lint({out, "--platform", "j6p"}).exit_code == 0);
+}

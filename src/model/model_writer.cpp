@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <climits>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fcntl.h>
@@ -360,6 +362,59 @@ std::vector<std::string> source_files(const LoadedModel& source, onnx::ModelProt
 
 }  // namespace
 
+namespace {
+
+// Whether the file names `location` in its bytes: an ONNX model stores an
+// external data location verbatim. Read in chunks, never whole.
+bool file_mentions(const std::string& file, const std::string& location) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  std::string window;
+  std::vector<char> chunk(1 << 20);
+  bool found = false;
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    window.append(chunk.data(), static_cast<size_t>(n));
+    if (window.find(location) != std::string::npos) {
+      found = true;
+      break;
+    }
+    // Keep the tail a match may start in.
+    if (window.size() >= location.size()) window.erase(0, window.size() - (location.size() - 1));
+  }
+  ::close(fd);
+  return found;
+}
+
+// The two names a model's weights file may have beside it (<model>.data and
+// <model>.1.data): the one to write, and the one the replaced model uses.
+struct DataNames {
+  std::string free, used_by_old;
+};
+DataNames data_names(const OutputTarget& target) {
+  const std::string first = target.file + ".data", second = target.file + ".1.data";
+  const auto named = [&](const std::string& path) {
+    return target.exists && file_mentions(target.file, fs::path(path).filename().string());
+  };
+  const bool first_used = named(first), second_used = named(second);
+  if (first_used && !second_used) return {second, first};
+  return {first, second_used ? second : ""};
+}
+
+// Removes the replaced model's weights file, unless this run reads it (the
+// source model's own weights, say).
+void remove_replaced_data(const std::string& path) {
+  struct stat st {};
+  std::string why;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && write_keeps_reads(st.st_dev, st.st_ino, why)) {
+    ::unlink(path.c_str());
+  }
+}
+
+}  // namespace
+
 bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, const std::string& out_path,
                         const WriteOptions& options, WriteResult& result, std::string& error) {
   result = WriteResult{};
@@ -377,9 +432,15 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
   SourceFiles sources;
   std::vector<std::unique_ptr<ExternalSpan>> spans;
   Pieces pieces;
+  // The model this write replaces may name its weights file beside it: the
+  // new weights never go into that file (a kill between the two renames would
+  // leave the old model reading new bytes), but into the other of two names,
+  // and the old file goes once the new model is in place.
+  const DataNames names = data_names(target);
+  const std::string replaced_data = names.used_by_old;
   if (result.external_data) {
     // A symlink's target folder: the .data file goes beside the model.
-    result.data_path = target.file + ".data";
+    result.data_path = names.free;
     OutputTarget data_target;
     if (!resolve_output(result.data_path, OutputUse::Model, inputs, data_target, error)) return false;
     if (!plan_write(result.data_path, "the fixed model's .data file", error)) {
@@ -402,9 +463,18 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
     return false;
   }
   // Both land or neither is interrupted between them; the data file first: a
-  // model never points at data that is not there.
+  // model never points at data that is not there. A SIGKILL between them
+  // leaves the old model with its own data file, untouched.
   InterruptShield shield;
-  return (!result.external_data || data.commit(error)) && file.commit(error);
+  if (result.external_data) {
+    if (!data.commit(error)) return false;
+    if (const char* hook = std::getenv("BPULINT_TEST_KILL_BETWEEN_COMMITS"); hook != nullptr && *hook == '1') {
+      ::raise(SIGKILL);  // a test hook: the kill the issue names, at the worst moment
+    }
+  }
+  if (!file.commit(error)) return false;
+  if (!replaced_data.empty() && replaced_data != result.data_path) remove_replaced_data(replaced_data);
+  return true;
 }
 
 }  // namespace bpulint
