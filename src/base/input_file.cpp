@@ -17,15 +17,6 @@ std::string mib(std::uint64_t bytes) {
   return (whole ? std::to_string(whole) : "less than 1") + " MiB";
 }
 
-const char* file_type(mode_t mode) {
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -34,6 +25,15 @@ struct Fd {
 };
 
 }  // namespace
+
+const char* file_kind_name(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
 
 bool read_input_file(const std::string& path, const InputKind& kind, std::string& text, std::string& error) {
   text.clear();
@@ -52,7 +52,7 @@ bool read_input_file(const std::string& path, const InputKind& kind, std::string
     return false;
   }
   if (!S_ISREG(st.st_mode)) {
-    error = std::string("is ") + file_type(st.st_mode) + ", not a regular file";
+    error = std::string("is ") + file_kind_name(st.st_mode) + ", not a regular file";
     return false;
   }
   if (!note_read(f.fd, path, kind.role, error)) return false;

@@ -17,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "bpulint/base/input_file.h"
 #include "bpulint/base/io_plan.h"
 
 namespace bpulint {
@@ -134,15 +135,6 @@ void sync_folder(const std::string& file) {
   close(dir);
 }
 
-const char* special_kind(mode_t mode) {
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISDIR(mode)) return "a folder";
-  return "not a regular file";
-}
-
 bool write_in_place(const OutputTarget& target, const std::string& bytes, std::string& error) {
   // O_NONBLOCK: opening a FIFO nobody reads fails with ENXIO instead of waiting
   // for a reader; a device that waits for a carrier does not hang either.
@@ -243,7 +235,7 @@ bool resolve_output(const std::string& path, OutputUse use, const std::vector<st
     target.kind = OutputTarget::Kind::InPlace;
     return true;
   }
-  error = "refusing to write '" + path + "': it is " + special_kind(st.st_mode) +
+  error = "refusing to write '" + path + "': it is " + file_kind_name(st.st_mode) +
           (in_place ? " and a model goes only to a regular file (the re-lint reads it back)"
                     : S_ISDIR(st.st_mode) ? "" : "; bpu-lint writes regular files, character devices and FIFOs");
   return false;

@@ -7,6 +7,8 @@
 // noted in the run's plan (io_plan.h): one that is a planned output is refused.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 
@@ -28,6 +30,9 @@ inline constexpr InputKind kBaselineFile{"baseline", 256u << 20, kBaselineReadRo
 inline constexpr InputKind kHbConfigFile{"hb_mapper config", 16u << 20, "the hb_mapper config (--hb-config)"};
 inline constexpr InputKind kCompileLog{"compile log", 512u << 20, "a compile log"};
 inline constexpr InputKind kIgnoreFile{"ignore file", 64u << 20, "an ignore file"};
+
+// What a file that is not a regular one is, for messages: "a FIFO", "a folder".
+const char* file_kind_name(mode_t mode);
 
 // Reads `path` into `text`. On failure `error` is the problem without the path
 // ("is a FIFO, not a regular file"), for the caller to put after its name.
