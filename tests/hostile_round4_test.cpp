@@ -96,18 +96,27 @@ TEST_CASE("round 4: a FIFO, a device or a folder as any input file is one line a
 
 namespace {
 
+// A float initializer of zeros (empty: dims only, for an external payload).
+onnx::TensorProto zero_floats(const std::string& name, const std::vector<int64_t>& dims, bool with_data) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  size_t n = 1;
+  for (int64_t d : dims) {
+    t.add_dims(d);
+    n *= static_cast<size_t>(d);
+  }
+  if (with_data) t.set_raw_data(std::string(4 * n, '\0'));
+  return t;
+}
+
 // A ConvTranspose3d (W 8x4x2x2x2) whose weights are in "w.data" beside it:
 // the run reads that file (--fix copies it), a lint only knows its name.
 std::string model_with_external_weights(const TempDir& dir) {
   models::Ct3dModel layer;
   layer.strides = {2, 2, 2};  // kernel == stride: a layer --fix rewrites
-  onnx::ModelProto m = models::ct3d_model(layer, [](const std::string& name, const std::vector<int64_t>& dims) {
-    onnx::TensorProto t;
-    t.set_name(name);
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t.add_dims(d);
-    return t;
-  });
+  onnx::ModelProto m = models::ct3d_model(
+      layer, [](const std::string& name, const std::vector<int64_t>& dims) { return zero_floats(name, dims, false); });
   models::make_external(m, "w.data", "0", "1024");
   std::string weights;
   for (int i = 0; i < 256; ++i) weights += std::string("\x00\x00\x80\x3f", 4);  // 1.0f
@@ -230,14 +239,8 @@ TEST_CASE("round 4: a rule expression of nested quantifiers stops at the step li
                                     "    message: \"slow\"\n    status: inferred\n    source: \"test\"\n");
   // One ConvTranspose: each evaluation runs to the limit (seconds under the sanitizers).
   models::Ct3dModel layer;
-  onnx::ModelProto one_layer = models::ct3d_model(layer, [](const std::string& name, const std::vector<int64_t>& dims) {
-    onnx::TensorProto t;
-    t.set_name(name);
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t.add_dims(d);
-    t.set_raw_data(std::string(4 * static_cast<size_t>(dims[0] * dims[1] * dims[2] * dims[3] * dims[4]), '\0'));
-    return t;
-  });
+  onnx::ModelProto one_layer = models::ct3d_model(
+      layer, [](const std::string& name, const std::vector<int64_t>& dims) { return zero_floats(name, dims, true); });
   const CommandResult r = run_bpu_lint({save_model(dir, "one.onnx", one_layer), "--platform", "j6p", "--rules",
                                         dir.path("slow.yaml"), "--show-unverified"});
   CHECK(r.exit_code != 2);
@@ -394,14 +397,8 @@ TEST_CASE("round 4: --fix copies from any number of external data files, whateve
   TempDir dir;
   models::Ct3dModel layer;
   layer.strides = {2, 2, 2};
-  onnx::ModelProto m = models::ct3d_model(layer, [](const std::string& name, const std::vector<int64_t>& dims) {
-    onnx::TensorProto t;
-    t.set_name(name);
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) t.add_dims(d);
-    t.set_raw_data(std::string(4 * 256, '\0'));
-    return t;
-  });
+  onnx::ModelProto m = models::ct3d_model(
+      layer, [](const std::string& name, const std::vector<int64_t>& dims) { return zero_floats(name, dims, true); });
   // 600 unused initializers, one external file each, under a limit of 256 descriptors.
   for (int i = 0; i < 600; ++i) {
     const std::string name = "e" + std::to_string(i);

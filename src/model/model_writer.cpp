@@ -395,8 +395,12 @@ struct DataNames {
 };
 DataNames data_names(const OutputTarget& target) {
   const std::string first = target.file + ".data", second = target.file + ".1.data";
+  // Only a weights file that is there can be overwritten or left behind; the
+  // replaced model (which may embed gigabytes) is read only then.
   const auto named = [&](const std::string& path) {
-    return target.exists && file_mentions(target.file, fs::path(path).filename().string());
+    std::error_code ec;
+    return target.exists && fs::is_regular_file(path, ec) &&
+           file_mentions(target.file, fs::path(path).filename().string());
   };
   const bool first_used = named(first), second_used = named(second);
   if (first_used && !second_used) return {second, first};
