@@ -203,10 +203,10 @@ TEST_CASE("a model piped in as - is linted like the file, its spool removed, and
 
   const CommandResult no_out = run_bpu_lint({"-", "--fix"}, kExample, env);
   CHECK(no_out.exit_code == 2);
-  CHECK(no_out.err == "bpu-lint: -: --fix on standard input needs --fixed-model\n");
+  CHECK(no_out.err == "bpu-lint: error: -: --fix on standard input needs --fixed-model\n");
   const CommandResult twice = run_bpu_lint({"-", "-"}, kExample, env);
   CHECK(twice.exit_code == 2);
-  CHECK(twice.err == "bpu-lint: '-' (standard input) can be given only once\n");
+  CHECK(twice.err == "bpu-lint: error: '-' (standard input) can be given only once\n");
   const CommandResult empty = run_bpu_lint({"-"}, "/dev/null", env);
   CHECK(empty.exit_code == 2);
   CHECK(empty.err == "-: error: empty file\n");

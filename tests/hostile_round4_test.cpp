@@ -165,6 +165,7 @@ TEST_CASE("round 4: no output replaces a file the run reads, nor another output,
     const CommandResult r = run_bpu_lint(args);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(count(r.err, "error:") == 1);  // one clash, one line
     CHECK(read_file(w) == weights);
     CHECK(read_file(dir.path("config.yaml")) == "platform: j6p\n");
     CHECK(read_file(dir.path("base.yaml")) == baseline);
@@ -282,6 +283,13 @@ TEST_CASE("round 4: an unreadable folder in a walk is reported, one line, and th
   err = read_file(dir.path("err"));
   CHECK(count(err, "cannot read the folder") == 1);
   CHECK(read_file(dir.path("out")).find("open.onnx") != std::string::npos);
+
+  // An ignore file nobody may read: said, not skipped (what it leaves out would be linted).
+  std::filesystem::remove_all(dir.path("models/locked"));
+  write_file(dir.path("models/.gitignore"), "open.onnx\n");
+  std::filesystem::permissions(dir.path("models/.gitignore"), std::filesystem::perms(0600));
+  CHECK(walk() == 2);
+  CHECK(read_file(dir.path("err")) == dir.path("models/.gitignore") + ": error: cannot open: Permission denied (an ignore file)\n");
 }
 
 TEST_CASE("round 4: a waiver written from the text report never moves to another node when one is inserted upstream") {

@@ -212,7 +212,7 @@ TEST_CASE("--source-root must be a folder") {
   for (const std::string& root : {dir.path("missing"), dir.path("file.txt")}) {
     const CommandResult r = run_bpu_lint({kTraced, "--source-root", root});
     CHECK(r.exit_code == 2);
-    CHECK(r.err == "bpu-lint: --source-root " + root + ": not a folder\n");
+    CHECK(r.err == "bpu-lint: error: --source-root " + root + ": not a folder\n");
     CHECK(r.out.empty());
   }
 }

@@ -9,7 +9,7 @@ def main() -> None:
     try:
         exe = executable()
     except BinaryNotFoundError as e:
-        print(f"bpu-lint: {e}", file=sys.stderr)
+        print(f"bpu-lint: error: {e}", file=sys.stderr)
         sys.exit(2)  # as the CLI does when it cannot lint (1 would read as findings)
     os.execv(exe, ["bpu-lint", *sys.argv[1:]])
 

@@ -22,6 +22,7 @@ struct FileId {
 struct Entry {
   FileId id;
   std::string path, role;
+  bool clash_reported = false;  // a write a later read clashed with (its error is said)
 };
 
 struct Plan {
@@ -73,9 +74,10 @@ bool note_stat(const struct stat& st, const std::string& path, const std::string
   if (!p.active) return true;
   // Noted even when it clashes: the writer's own check then refuses the write too.
   p.reads.push_back({id, path, role});
-  for (const Entry& e : p.writes) {
+  for (Entry& e : p.writes) {
     if (e.id.same(id) && !baseline_refresh(e.role, role)) {
       error = clash(path, role, e);
+      e.clash_reported = true;
       return false;
     }
   }
@@ -112,6 +114,17 @@ bool note_read_path(const std::string& path, const std::string& role, std::strin
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return true;  // the read itself will say why
   return note_stat(st, path, role, error);
+}
+
+bool write_clash_reported(const std::string& path) {
+  FileId id;
+  if (!identify_output(path, id)) return false;
+  Plan& p = plan();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  for (const Entry& e : p.writes) {
+    if (e.clash_reported && e.id.same(id)) return true;
+  }
+  return false;
 }
 
 bool io_plan_active() {

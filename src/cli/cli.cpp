@@ -70,7 +70,7 @@ bool parse_input_shapes(const std::vector<std::string>& specs, FactOptions& opti
   for (const auto& spec : specs) {
     std::string error;
     if (!parse_input_shape(spec, options, error)) {
-      std::cerr << "bpu-lint: " << printable_text(error) << "\n";
+      std::cerr << "bpu-lint: error: " << printable_text(error) << "\n";
       return false;
     }
   }
@@ -80,7 +80,7 @@ bool parse_input_shapes(const std::vector<std::string>& specs, FactOptions& opti
 bool load_db(const std::string& rules_dir, RuleDatabase& db) {
   std::string error;
   if (!load_default_rule_database(rules_dir, db, error)) {
-    std::cerr << "bpu-lint: " << printable_text(error) << "\n";
+    std::cerr << "bpu-lint: error: " << printable_text(error) << "\n";
     return false;
   }
   return true;
@@ -89,7 +89,7 @@ bool load_db(const std::string& rules_dir, RuleDatabase& db) {
 const Platform* pick_platform(const RuleDatabase& db, const std::string& name) {
   std::string error;
   const Platform* p = resolve_platform(db, name, "", error);
-  if (p == nullptr) std::cerr << "bpu-lint: " << printable_text(error) << "\n";
+  if (p == nullptr) std::cerr << "bpu-lint: error: " << printable_text(error) << "\n";
   return p;
 }
 
@@ -153,14 +153,14 @@ bool add_user_rules(RuleDatabase& db, const std::vector<std::string>& rules, con
   if (!config_path.empty()) {
     Config config;
     if (!load_config(config_path, config, error)) {
-      std::cerr << "bpu-lint: " << printable_text(error) << "\n";
+      std::cerr << "bpu-lint: error: " << printable_text(error) << "\n";
       return false;
     }
     paths.insert(paths.end(), config.rule_paths.begin(), config.rule_paths.end());
   }
   std::vector<RuleFile> files;
   if (!paths.empty() && (!read_rule_paths(paths, files, error) || !extend_rule_database(db, files, error))) {
-    std::cerr << "bpu-lint: " << printable_text(error) << "\n";
+    std::cerr << "bpu-lint: error: " << printable_text(error) << "\n";
     return false;
   }
   return true;
@@ -206,7 +206,7 @@ bool outputs_acceptable(RunOptions& run) {
   if (run.write_baseline == "-") to_stdout.push_back("--write-baseline -");
   if (run.pytorch_snippet == "-") to_stdout.push_back("--pytorch-snippet -");
   if (to_stdout.size() > 1) {
-    std::cerr << "bpu-lint: " << join(to_stdout, " and ") << " would share standard output; send the report to a file "
+    std::cerr << "bpu-lint: error: " << join(to_stdout, " and ") << " would share standard output; send the report to a file "
               << "with -o FILE\n";
     return false;
   }
@@ -224,11 +224,11 @@ bool outputs_acceptable(RunOptions& run) {
     std::string error;
     if (path->empty()) continue;
     if (!resolve_output(*path, use, run.inputs, target, error)) {
-      std::cerr << "bpu-lint: " << printable_text(error) << "\n";
+      std::cerr << "bpu-lint: error: " << printable_text(error) << "\n";
       return false;
     }
     if (*path != "-" && !plan_write(*path, role, error)) {
-      std::cerr << "bpu-lint: " << printable_text(*path + ": " + error) << "\n";
+      std::cerr << "bpu-lint: error: " << printable_text(*path + ": " + error) << "\n";
       return false;
     }
   }
@@ -377,7 +377,7 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // CLI11's message quotes the argument it refused, as the user (or a script) typed it.
-    std::cerr << "bpu-lint: " << printable_text(e.what()) << " (see: bpu-lint --help)\n";
+    std::cerr << "bpu-lint: error: " << printable_text(e.what()) << " (see: bpu-lint --help)\n";
     return kExitError;
   }
 
@@ -404,12 +404,12 @@ int run_cli(int argc, char** argv) {
   if (!hb_config_path.empty()) {
     std::string error;
     if (!load_hb_config(hb_config_path, hb_config, error)) {
-      std::cerr << "bpu-lint: " << printable_text(error) << "\n";
+      std::cerr << "bpu-lint: error: " << printable_text(error) << "\n";
       return kExitError;
     }
     if (run.inputs.empty()) {
       if (hb_config.model.empty()) {
-        std::cerr << "bpu-lint: " << printable_text(hb_config_path)
+        std::cerr << "bpu-lint: error: " << printable_text(hb_config_path)
                   << ": no model_parameters.onnx_model; give the model on the command line\n";
         return kExitError;
       }

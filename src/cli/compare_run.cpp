@@ -14,7 +14,7 @@ namespace bpulint {
 
 int command_error(const std::string& where, const std::string& message) {
   // `where` is a path given on the command line, `message` may echo a log's, a rule file's or the model's text.
-  std::cerr << printable_text(where) << ": " << (where == "bpu-lint" ? "" : "error: ") << printable_text(message) << "\n";
+  std::cerr << printable_text(where) << ": " << "error: " << printable_text(message) << "\n";
   return kExitError;
 }
 

@@ -56,14 +56,19 @@ struct IgnoreLayer {
   IgnoreFile file;
 };
 
-// .gitignore, then .ignore (which wins over it, as in ripgrep and ruff).
-void push_ignore_files(const std::string& folder, std::vector<IgnoreLayer>& layers) {
+// .gitignore, then .ignore (which wins over it, as in ripgrep and ruff). One
+// that cannot be read is an error line (git warns and goes on; a lint of
+// models the file would have left out is not the run the user asked for).
+void push_ignore_files(const std::string& folder, std::vector<IgnoreLayer>& layers, std::vector<std::string>& errors) {
   for (const char* name : {".gitignore", ".ignore"}) {
     const fs::path file = fs::path(folder) / name;
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) continue;
     std::string text, error;
-    if (!read_input_file(file.string(), kIgnoreFile, text, error)) continue;  // unreadable: as git, go on without it
+    if (!read_input_file(file.string(), kIgnoreFile, text, error)) {
+      errors.push_back(file.string() + ": error: " + error + " (an ignore file)");
+      continue;
+    }
     layers.push_back({folder, IgnoreFile::parse(text)});
   }
 }
@@ -87,7 +92,7 @@ class Walk {
   bool folder(const std::string& input, std::vector<std::string>& found) {
     root_ = normal_absolute(input);
     std::vector<IgnoreLayer> layers;
-    ancestor_ignore_files(root_, layers);
+    ancestor_ignore_files(root_, layers, errors_);
     const Config* config = nullptr;
     if (!options_.config_file.empty()) {
       if (!config_at(options_.config_file, config)) return false;
@@ -105,14 +110,15 @@ class Walk {
   // Ignore files above the walked folder count up to the repository's root
   // (the folder holding .git), as git reads them; outside a repository only
   // the walked folder's own and those below it.
-  static void ancestor_ignore_files(const std::string& root, std::vector<IgnoreLayer>& layers) {
+  static void ancestor_ignore_files(const std::string& root, std::vector<IgnoreLayer>& layers,
+                                    std::vector<std::string>& errors) {
     std::error_code ec;
     if (fs::exists(fs::path(root) / ".git", ec)) return;  // the walked folder is the root: nothing above counts
     std::vector<std::string> chain;
     for (fs::path dir = fs::path(root).parent_path(); !dir.empty(); dir = dir.parent_path()) {
       chain.push_back(dir.generic_string());
       if (fs::exists(dir / ".git", ec)) {
-        for (auto it = chain.rbegin(); it != chain.rend(); ++it) push_ignore_files(*it, layers);
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) push_ignore_files(*it, layers, errors);
         return;
       }
       if (dir == dir.root_path()) break;
@@ -153,7 +159,7 @@ class Walk {
   void visit(const fs::path& dir, const std::string& abs_dir, std::vector<IgnoreLayer>& layers, const Config* config,
              std::vector<std::string>& found) {
     const size_t layers_before = layers.size();
-    push_ignore_files(abs_dir, layers);
+    push_ignore_files(abs_dir, layers, errors_);
     // A folder's own .bpu-lint.yaml governs what is below it (unless --config or --isolated).
     if (options_.config_file.empty() && !options_.isolated && abs_dir != root_) {
       const fs::path own = fs::path(abs_dir) / kConfigFileName;

@@ -23,6 +23,7 @@
 #include "bpulint/lint/settings.h"
 #include "bpulint/lint/triage.h"
 #include "bpulint/model/model_writer.h"
+#include "bpulint/base/io_plan.h"
 #include "bpulint/base/output_file.h"
 #include "bpulint/render/output_formats.h"
 #include "bpulint/fix/pytorch_snippet.h"
@@ -108,7 +109,7 @@ class Runner {
 
  private:
   int fail(const std::string& message) {
-    std::cerr << "bpu-lint: " << printable_text(message) << "\n";
+    std::cerr << "bpu-lint: error: " << printable_text(message) << "\n";
     return kExitError;
   }
 
@@ -177,7 +178,7 @@ class Runner {
       out_ << format_->render(info, o_.sarif_profile == "spec" ? SarifProfile::Spec : SarifProfile::GitHub);
       for (const auto& n : notes) std::cerr << "bpu-lint: warning: " << printable_text(n) << "\n";
     }
-    if (!o_.write_baseline.empty()) {
+    if (!o_.write_baseline.empty() && !write_clash_reported(o_.write_baseline)) {
       std::vector<const ModelReport*> reports;
       for (const auto& m : models_) {
         if (m.report->ok) reports.push_back(m.report.get());
@@ -189,7 +190,9 @@ class Runner {
       }
       std::cerr << "bpu-lint: wrote the baseline " << printable_text(o_.write_baseline) << "\n";
     }
-    if (!o_.output_file.empty()) {
+    if (!o_.output_file.empty() && write_clash_reported(o_.output_file)) {
+      return kExitError;  // said when the model was loaded; nothing is written
+    } else if (!o_.output_file.empty()) {
       std::string error;
       if (!write_output(o_.output_file, buffer_.str(), model_paths(), error)) {
         std::cerr << printable_text(o_.output_file + ": error: " + error) << "\n";

@@ -129,7 +129,7 @@ class Install(unittest.TestCase):
                                  "(a source install has none); set BPULINT_EXE to a bpu-lint binary")
                 p = subprocess.run([os.path.join(VENV, "bin", "bpu-lint"), "--version"],
                                    capture_output=True, text=True, env=dict(os.environ))
-                self.assertEqual((p.returncode, p.stderr), (2, f"bpu-lint: {e.exception}\n"))
+                self.assertEqual((p.returncode, p.stderr), (2, f"bpu-lint: error: {e.exception}\n"))
             missing = os.path.join(WORK, "no-such-bpu-lint")
             os.environ["BPULINT_EXE"] = missing
             with self.assertRaises(bpulint.BinaryNotFoundError) as e:

@@ -29,6 +29,11 @@ bool note_read(int fd, const std::string& path, const std::string& role, std::st
 // external data, named by the model; a lint never opens it): by stat.
 bool note_read_path(const std::string& path, const std::string& role, std::string& error);
 
+// True when the planned write `path` clashed with a read noted later (the
+// read's error named both roles): its writer stays silent, so that one clash
+// is one line.
+bool write_clash_reported(const std::string& path);
+
 // True when a run's plan is active (start_io_plan was called).
 bool io_plan_active();
 
