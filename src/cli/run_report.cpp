@@ -15,6 +15,7 @@ std::vector<std::string> configuration_notes(const std::vector<ModelRun>& models
   std::vector<std::string> notes;
   std::map<const Waiver*, size_t> models_in_scope, waiver_matches;
   std::map<const Baseline::Entry*, size_t> baseline_matches;
+  std::map<const Baseline::Entry*, std::string> baseline_positions;
   std::map<const Waiver*, std::string> positions;  // an unnamed node the waiver named by its position
   for (const auto& m : models) {
     for (const Waiver* w : m.plan.waivers) ++models_in_scope[w];
@@ -23,6 +24,7 @@ std::vector<std::string> configuration_notes(const std::vector<ModelRun>& models
       for (const auto& [w, n] : r->waiver_matches) waiver_matches[w] += n;
       for (const auto& [w, key] : r->waiver_positions) positions.emplace(w, key);
       for (const auto& [e, n] : r->baseline_matches) baseline_matches[e] += n;
+      for (const auto& [e, key] : r->baseline_positions) baseline_positions.emplace(e, key);
     }
   }
   for (const auto& [path, setup] : setups) {
@@ -45,8 +47,13 @@ std::vector<std::string> configuration_notes(const std::vector<ModelRun>& models
   for (const auto& e : baseline.entries) {
     const size_t matched = baseline_matches[&e];
     if (matched < e.count && linted.count(e.model) > 0) {
-      notes.push_back(o.baseline + ": stale baseline entry: " + e.rule + " on " + e.node + " in " + e.model + " (" +
-                      std::to_string(e.count - matched) + " no longer found)");
+      const auto position = baseline_positions.find(&e);
+      notes.push_back(o.baseline + ": stale baseline entry: " + e.rule + " on " + e.node + " in " + e.model +
+                      (position == baseline_positions.end()
+                           ? " (" + std::to_string(e.count - matched) + " no longer found)"
+                           : ": schema 1 names an unnamed node by its position, which moves when nodes are added; "
+                             "refresh the baseline with --write-baseline (schema 2 names it by its identity '" +
+                                 position->second + "')"));
     }
   }
   for (const auto& entry : o.facts.input_shapes) {

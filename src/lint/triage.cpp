@@ -35,9 +35,10 @@ std::string node_key(const ModelReport& r, const Diagnostic& d) {
   return d.node < 0 ? "<model>" : r.facts.node_key(static_cast<size_t>(d.node));
 }
 
-// Schema 1 baselines keyed unnamed nodes by display path (Relu_3).
-std::string legacy_node_key(const ModelReport& r, const Diagnostic& d) {
-  return d.node < 0 ? "<model>" : r.facts.nodes[static_cast<size_t>(d.node)].path();
+// Schema 1 baselines keyed unnamed nodes by display path (Relu_3): a named
+// node's key is the same in both schemas.
+bool unnamed_node(const ModelReport& r, const Diagnostic& d) {
+  return d.node >= 0 && r.facts.nodes[static_cast<size_t>(d.node)].name.empty();
 }
 
 std::string op_key(const ModelReport& r, const Diagnostic& d) {
@@ -78,9 +79,16 @@ void apply_baseline(ModelReport& r, const Baseline& baseline) {
   const std::string model = baseline_model_key(r.path, baseline.path);
   for (auto& d : r.diagnostics) {
     if (!d.waiver.empty() || d.folded_into_note) continue;
-    const std::string node = baseline.schema_version < 2 ? legacy_node_key(r, d) : node_key(r, d);
+    const bool legacy = baseline.schema_version < 2;
+    const std::string node = legacy && d.node >= 0 ? r.facts.nodes[static_cast<size_t>(d.node)].path() : node_key(r, d);
+    const bool by_position = legacy && unnamed_node(r, d);
     for (const auto& e : baseline.entries) {
-      if (e.model != model || e.rule != d.rule->id || e.node != node || e.op != op_key(r, d)) continue;
+      if (e.model != model || e.rule != d.rule->id || e.op != op_key(r, d)) continue;
+      if (by_position) {
+        if (e.node == node) r.baseline_positions.emplace(&e, node_key(r, d));
+        continue;
+      }
+      if (e.node != node) continue;
       size_t& matched = r.baseline_matches[&e];
       if (matched < e.count) {
         d.baselined = true;

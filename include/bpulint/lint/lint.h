@@ -40,6 +40,9 @@ struct ModelReport {
   // (g/Relu_3), which they never match: the identity that node has.
   std::map<const Waiver*, std::string> waiver_positions;
   std::map<const Baseline::Entry*, size_t> baseline_matches;
+  // Schema-1 baseline entries that named an unnamed node by its position,
+  // which they no longer match: the identity that node has.
+  std::map<const Baseline::Entry*, std::string> baseline_positions;
   const NodeFixPlan* plan_for(long node) const;
   const SourceLine* source_for(long node) const;
 };

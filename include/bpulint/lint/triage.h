@@ -19,7 +19,9 @@ void apply_levels(std::vector<Diagnostic>& diagnostics, const RuleLevels& levels
 void apply_waivers(ModelReport& report, const std::vector<const Waiver*>& waivers);
 
 // Marks the findings the baseline records as baselined, each entry at most
-// `count` times, counting in report.baseline_matches.
+// `count` times, counting in report.baseline_matches. A schema-1 entry on an
+// unnamed node's position never matches (it would move to whatever node holds
+// that position next); report.baseline_positions records it.
 void apply_baseline(ModelReport& report, const Baseline& baseline);
 
 // The YAML text of a baseline holding every shown finding of the reports.
