@@ -173,10 +173,12 @@ TEST_CASE("a baseline keys an unnamed node by its outputs: adding an unrelated n
   // unnamed node's position is never applied (it would move to whatever node
   // holds that position next): it is reported, with the identity to use.
   const std::string legacy = dir.path("legacy.yaml");
-  write_file(legacy,
-             "schema_version: 1\nfindings:\n  - {model: m.onnx, rule: BPU1101, node: g/ConvTranspose_1, op: "
-             "ConvTranspose, count: 1}\n");
-  const CommandResult old = run_bpu_lint({model, "--isolated", "--baseline", legacy});
+  const auto lint_with_legacy = [&](const std::string& path, const std::string& node) {
+    write_file(legacy, "schema_version: 1\nfindings:\n  - {model: " + std::filesystem::path(path).filename().string() +
+                           ", rule: BPU1101, node: " + node + ", op: ConvTranspose, count: 1}\n");
+    return run_bpu_lint({path, "--isolated", "--baseline", legacy});
+  };
+  const CommandResult old = lint_with_legacy(model, "g/ConvTranspose_1");
   INFO(old.out << old.err);
   CHECK(old.exit_code == 1);
   CHECK(old.out.find("stale baseline entry: BPU1101 on g/ConvTranspose_1 in m.onnx: schema 1 names an unnamed node by "
@@ -186,11 +188,7 @@ TEST_CASE("a baseline keys an unnamed node by its outputs: adding an unrelated n
   onnx::ModelProto named =
       model_from_text(head + "g (float[1,4,3,3,3] X, float[4,2,5,2,2] W) => (float[] Y) {\n" + body);
   named.mutable_graph()->mutable_node(0)->set_name("up");
-  const std::string named_path = save_model(dir, "named.onnx", named);
-  write_file(legacy,
-             "schema_version: 1\nfindings:\n  - {model: named.onnx, rule: BPU1101, node: g/up, op: "
-             "ConvTranspose, count: 1}\n");
-  const CommandResult by_name = run_bpu_lint({named_path, "--isolated", "--baseline", legacy});
+  const CommandResult by_name = lint_with_legacy(save_model(dir, "named.onnx", named), "g/up");
   INFO(by_name.out << by_name.err);
   CHECK(by_name.exit_code == 0);
   CHECK(by_name.out.find("stale baseline entry") == std::string::npos);
