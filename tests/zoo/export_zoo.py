@@ -35,9 +35,10 @@ from torch import nn
 # (Reduce* axes and Split's num_outputs as inputs at 18, Gelu at 20) for three models: a residual
 # CNN, one with squeeze-excitation ReduceMeans and Hardswish, and a transformer with LayerNorm
 # and GELU. An entry above what this torch's TorchScript exporter writes (torch 1.13: 17) is not
-# in this torch's zoo at all (`exportable`).
+# in this torch's zoo at all (`exportable`). resnet18 at opset 11 as well: the opset X5's and X3's
+# hb_mapper takes (BPU9102, BPU9103).
 OPSETS = {
-    "resnet18": (17, 13, 18, 19, 20),
+    "resnet18": (17, 11, 13, 18, 19, 20),
     "mobilenet_v3_small": (17, 13, 18, 19, 20),
     "efficientnet_b0": (17,),
     "convnext_tiny": (17,),

@@ -71,11 +71,22 @@ def assert_residual_add_not_error(entry, platform, report):
     return f"{len(bad)} residual Add errors ({bad[0]['rule']} on {bad[0]['node']}, ...)" if bad else None
 
 
+def assert_hb_mapper_opset(entry, platform, report):
+    """Issue 42: X5 and X3 (hb_mapper) take opset 11 at most: an error above, none at or below."""
+    rule = {"bayes-e": "BPU9102", "bernoulli2": "BPU9103"}.get(platform)
+    if rule is None:
+        return None
+    fired = any(d["rule"] == rule for d in report["diagnostics"])
+    newer = int(entry.rsplit(".op", 1)[1]) > 11
+    return None if fired == newer else f"{rule} {'missing' if newer else 'fired'} at {entry}"
+
+
 # Every zoo export is static (export_zoo.py), so the first two apply to every (entry, platform).
 ASSERTS = {
     "no-bpu2351-bpu2352": assert_no_bpu2351_2352,
     "no-runtime-shape-ops": assert_no_runtime_shape_ops,
     "residual-add-not-error": assert_residual_add_not_error,
+    "hb-mapper-opset": assert_hb_mapper_opset,
 }
 # Issue 40: an export at opset 18, 19 or 20 says what the same model's opset-17 export says, on
 # every platform (exit code, counts of errors/warnings/notes/unverified checks, findings and rule
