@@ -369,3 +369,47 @@ compiler_parameters:
   CHECK(lists.exit_code == 2);
   CHECK(lists.err.find("mismatch.yaml:3:16: input_name lists 2 inputs but input_shape 1 shapes") != std::string::npos);
 }
+
+TEST_CASE("--hb-config: nodes it puts on the CPU are a plan, not violations; on the BPU they settle the default's warning") {
+  // A real torch.onnx.export of a small ViT (tests/exports): on X5 its first attention MatMul breaks
+  // BPU5201 and its Softmax is 3-D over the last axis (BPU3402).
+  TempDir dir;
+  const std::string model = exported("vit_mha_static");
+  write_file(dir.path("x5.yaml"), R"(model_parameters:
+  onnx_model: ')" + model + R"('
+  march: 'bayes-e'
+  run_on_cpu: '/blocks/blocks.0/attn/MatMul; /blocks/blocks.0/attn/Softmax'
+  run_on_bpu: '/blocks/blocks.1/attn/Softmax'
+  node_info: {"/blocks/blocks.1/attn/Softmax": {'ON': 'CPU', 'InputType': 'int8'}, "/blocks/blocks.9/Typo": {'ON': 'CPU'}}
+)");
+  const json before = run_json({model, "--platform", "bayes-e", "--isolated"});
+  const json j = run_json({"--hb-config", dir.path("x5.yaml"), "--isolated", "--show-waived"});
+  const json& m = j["models"][0];
+  std::map<std::string, std::string> set_aside;  // node -> reason
+  size_t planned_notes = 0;
+  for (const auto& d : m["diagnostics"]) {
+    if (d.contains("waiver")) set_aside[d["node"].get<std::string>() + " " + d["rule"].get<std::string>()] = d["waiver"];
+    if (d["rule"] != "BPU0006") continue;
+    ++planned_notes;
+    const std::string text = d["message"];
+    INFO(text);
+    // node_info wins over run_on_bpu: three planned CPU nodes; the typo is named.
+    CHECK(text.find("3 nodes on the CPU by the choice of " + dir.path("x5.yaml")) != std::string::npos);
+    CHECK(text.find("names 1 node this model does not have: '/blocks/blocks.9/Typo'") != std::string::npos);
+  }
+  CHECK(planned_notes == 1);
+  CHECK(set_aside.count("/blocks/blocks.0/attn/MatMul BPU5201") == 1);
+  CHECK(set_aside.count("/blocks/blocks.0/attn/Softmax BPU3402") == 1);
+  CHECK(set_aside.count("/blocks/blocks.1/attn/Softmax BPU3402") == 1);
+  CHECK(set_aside["/blocks/blocks.0/attn/MatMul BPU5201"].find("run_on_cpu") != std::string::npos);
+  CHECK(set_aside["/blocks/blocks.1/attn/Softmax BPU3402"].find("node_info") != std::string::npos);
+  // The planned nodes count as CPU nodes, and no longer as errors.
+  CHECK(m["summary"]["errors"].get<int>() == before["models"][0]["summary"]["errors"].get<int>() - 3);
+  CHECK(m["summary"]["cpu_nodes"].get<int>() >= 3);
+  // A broken node_info is a one-line error naming the file.
+  write_file(dir.path("bad.yaml"), "model_parameters:\n  march: bayes-e\n  node_info: '{\"a\": [1, 2'\n");
+  const CommandResult bad = run_bpu_lint({model, "--hb-config", dir.path("bad.yaml")});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.rfind("bpu-lint: error: " + dir.path("bad.yaml") + ":3:", 0) == 0);
+  CHECK(count(bad.err, "\n") == 1);
+}

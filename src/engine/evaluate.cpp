@@ -18,14 +18,6 @@
 namespace bpulint {
 namespace {
 
-const Rule& builtin_rule(const char* id) {
-  for (const auto& r : builtin_rules()) {
-    if (r.id == id) return r;
-  }
-  static const Rule none;
-  return none;
-}
-
 Diagnostic diagnostic(const Rule* rule, Severity severity, Outcome outcome, std::string message, long node,
                       Trace facts = {}, std::vector<std::string> fixes = {}) {
   Diagnostic d;

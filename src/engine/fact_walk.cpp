@@ -953,6 +953,18 @@ class Walker {
   bool names_valid_ = true;  // the main graph's, so far
 };
 
+// The nodes the compile config keeps in float that this model has (by name, any graph), in model order.
+Value config_float_nodes(const ModelFacts& facts, const FactOptions& options) {
+  std::vector<Value> out;
+  if (options.config_float_nodes.empty()) return Value::of_list(std::move(out));
+  for (const auto& n : facts.nodes) {
+    if (n.name.empty()) continue;
+    const auto it = options.config_float_nodes.find(std::string(n.name));
+    if (it != options.config_float_nodes.end()) out.push_back(Value::of_string(it->first + " (" + it->second + ")"));
+  }
+  return Value::of_list(std::move(out));
+}
+
 }  // namespace
 
 bool parse_dims(const std::string& text, std::vector<int64_t>& dims, std::string& error) {
@@ -1065,6 +1077,7 @@ bool extract_facts(const LoadedModel& loaded, const FactOptions& options, ModelF
                         walker.first_contradiction() + "); the inferred shapes are used");
   }
   out.model = model_record(model, out, pinned);
+  out.model.set("config_float_nodes", config_float_nodes(out, options));
   for (const auto& fn : model.functions()) {
     out.unanalysed_functions.push_back((fn.domain().empty() ? "" : fn.domain() + ".") + fn.name() + " (" +
                                        std::to_string(fn.node_size()) + " nodes)");

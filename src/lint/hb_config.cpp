@@ -2,7 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <filesystem>
+#include <sstream>
 
 #include "bpulint/base/input_file.h"
 #include "bpulint/engine/facts.h"
@@ -40,7 +42,64 @@ const YAML::Node section(const FileReader& reader, const YAML::Node& root, const
   return node;
 }
 
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// run_on_cpu / run_on_bpu: the nodes they name.
+void read_run_on(const FileReader& reader, const YAML::Node& model, const char* key, const char* on,
+                 std::map<std::string, HbNodeConfig>& nodes) {
+  if (!model) return;
+  for (const auto& name : items(reader, model[key], key)) {
+    if (name.empty()) continue;
+    nodes[name].on = on;
+    nodes[name].from = key;
+  }
+}
+
+// node_info: a mapping, or a string holding one (as some configs quote it).
+void read_node_info(const FileReader& reader, const YAML::Node& model, std::map<std::string, HbNodeConfig>& nodes) {
+  if (!model || !model["node_info"] || model["node_info"].IsNull()) return;
+  YAML::Node info = model["node_info"];
+  if (info.IsScalar()) {
+    const std::string text = info.as<std::string>();
+    if (trim(text).empty()) return;
+    try {
+      info = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      reader.fail(model["node_info"], "node_info is not a mapping of node names: " + yaml_message(e.msg));
+    }
+  }
+  if (!info.IsMap()) reader.fail(model["node_info"], "node_info must map node names to {ON, InputType, OutputType}");
+  for (const auto& entry : info) {
+    const std::string name = trim(reader.scalar(entry.first, "node_info node name"));
+    if (!entry.second.IsMap()) reader.fail(model["node_info"], "node_info '" + name + "' must be a mapping");
+    HbNodeConfig& node = nodes[name];
+    // Horizon's own file: keys other than these three are left alone.
+    for (const auto& field : entry.second) {
+      const std::string key = reader.scalar(field.first, "node_info key");
+      const std::string value = trim(reader.scalar(field.second, "node_info " + key));
+      if (key == "ON") {
+        node.on = upper(value);
+        node.from = "node_info";
+      } else if (key == "InputType") {
+        node.input_type = value;
+      } else if (key == "OutputType") {
+        node.output_type = value;
+      }
+    }
+  }
+}
+
 }  // namespace
+
+std::string HbNodeConfig::float_type() const {
+  for (const std::string* t : {&input_type, &output_type}) {
+    if (*t == "float16" || *t == "float32" || *t == "float") return *t;
+  }
+  return {};
+}
 
 bool parse_hb_config(const std::string& text, const std::string& path, HbConfig& out, std::string& error) {
   out = HbConfig{};
@@ -61,6 +120,9 @@ bool parse_hb_config(const std::string& text, const std::string& path, HbConfig&
       out.model = onnx.empty() || p.is_absolute() || folder.empty() ? onnx : (folder / p).string();
     }
     if (model && model["march"] && !model["march"].IsNull()) out.march = trim(reader.scalar(model["march"], "march"));
+    read_run_on(reader, model, "run_on_cpu", "CPU", out.nodes);
+    read_run_on(reader, model, "run_on_bpu", "BPU", out.nodes);
+    read_node_info(reader, model, out.nodes);  // last: it wins
     if (inputs) {
       const std::vector<std::string> names = items(reader, inputs["input_name"], "input_name");
       const std::vector<std::string> shapes = items(reader, inputs["input_shape"], "input_shape");

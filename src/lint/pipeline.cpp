@@ -85,6 +85,7 @@ ModelReport lint(const std::string& path, const ModelPlan& plan, ModelRead read)
   apply_levels(r.diagnostics, plan.levels);
   // Root causes count only the checks still selected.
   fold_unverified(r.facts, r.diagnostics, plan.show_unverified);
+  if (plan.hb_config != nullptr) apply_compile_config(r, *plan.hb_config);
   apply_waivers(r, plan.waivers);
   if (plan.baseline != nullptr) apply_baseline(r, *plan.baseline);
   r.summary = summarize(r.facts, r.placement, r.diagnostics);

@@ -80,6 +80,13 @@ const Platform* resolve_platform(const RuleDatabase& db, const std::string& name
   return nullptr;
 }
 
+void plan_compile_config(const HbConfig& config, ModelPlan& plan) {
+  plan.hb_config = &config;
+  for (const auto& [node, c] : config.nodes) {
+    if (!c.float_type().empty()) plan.facts.config_float_nodes[node] = c.float_type();
+  }
+}
+
 bool resolve_plan(const Config& config, const RuleDatabase& db, const std::string& model_path,
                   const CommandLineSettings& cli, const Baseline* baseline, ModelPlan& plan, std::string& error) {
   ModelSettings s = config.settings_for(model_path);
@@ -114,6 +121,7 @@ bool resolve_plan(const Config& config, const RuleDatabase& db, const std::strin
   }
   plan.baseline = baseline;
   plan.show_unverified = cli.show_unverified;
+  if (cli.hb_config != nullptr) plan_compile_config(*cli.hb_config, plan);
   return true;
 }
 

@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
+
+#include "bpulint/rules/builtin_rules.h"
 #include <tuple>
 
 
@@ -73,6 +76,60 @@ void apply_waivers(ModelReport& r, const std::vector<const Waiver*>& waivers) {
       if (names_by_position(*w, d, r)) r.waiver_positions.emplace(w, r.facts.node_key(static_cast<size_t>(d.node)));
     }
   }
+}
+
+void apply_compile_config(ModelReport& r, const HbConfig& config) {
+  if (config.nodes.empty()) return;
+  std::set<std::string> seen;
+  std::vector<std::string> planned_cpu;
+  for (size_t i = 0; i < r.facts.nodes.size(); ++i) {
+    const auto& n = r.facts.nodes[i];
+    const auto it = n.name.empty() ? config.nodes.end() : config.nodes.find(std::string(n.name));
+    if (it == config.nodes.end()) continue;
+    seen.insert(it->first);
+    if (it->second.on == "CPU") {
+      r.placement[i] = Placement::Cpu;
+      planned_cpu.push_back(it->first);
+    }
+  }
+  for (auto& d : r.diagnostics) {
+    if (d.node < 0 || !d.waiver.empty()) continue;
+    const auto& n = r.facts.nodes[static_cast<size_t>(d.node)];
+    const auto it = n.name.empty() ? config.nodes.end() : config.nodes.find(std::string(n.name));
+    if (it == config.nodes.end()) continue;
+    if (it->second.on == "CPU") {
+      d.waiver = "on the CPU by the compile config's choice (" + config.path + ": " + it->second.from + ")";
+    } else if (it->second.on == "BPU" && d.rule->resolved_by_config_on_bpu) {
+      d.waiver = "moved to the BPU by the compile config (" + config.path + ": " + it->second.from + " ON BPU)";
+    }
+  }
+  std::vector<std::string> missing;
+  for (const auto& [name, c] : config.nodes) {
+    if (seen.count(name) == 0) missing.push_back(name);
+  }
+  if (planned_cpu.empty() && missing.empty()) return;
+  const auto listed = [](const std::vector<std::string>& names) {
+    std::string s;
+    for (size_t i = 0; i < names.size() && i < 5; ++i) s += (i ? ", '" : "'") + names[i] + "'";
+    if (names.size() > 5) s += " and " + std::to_string(names.size() - 5) + " more";
+    return s;
+  };
+  std::string message;
+  if (!planned_cpu.empty()) {
+    message = std::to_string(planned_cpu.size()) + " node" + (planned_cpu.size() == 1 ? "" : "s") +
+              " on the CPU by the choice of " + config.path + " (node_info ON CPU, run_on_cpu): " + listed(planned_cpu) +
+              "; counted as CPU nodes, not as violations";
+  }
+  if (!missing.empty()) {
+    message += std::string(message.empty() ? "" : "; ") + config.path + " names " + std::to_string(missing.size()) +
+               " node" + (missing.size() == 1 ? "" : "s") + " this model does not have: " + listed(missing);
+  }
+  Diagnostic note;
+  note.rule = &builtin_rule(builtin::kConfigPlacement);
+  note.severity = Severity::Note;
+  note.outcome = Outcome::Fail;
+  note.message = message;
+  r.diagnostics.insert(r.diagnostics.begin(), std::move(note));
 }
 
 void apply_baseline(ModelReport& r, const Baseline& baseline) {

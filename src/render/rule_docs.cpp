@@ -208,6 +208,7 @@ std::vector<RuleCardField> rule_card(const Rule& r, const std::vector<std::strin
   if (r.require) code("require", expr_text(*r.require));
   text("severity", std::string(severity_name(r.severity)) + " (" + effect_name(r.effect) + ")");
   if (!r.cpu_node.empty()) code("on the CPU as", r.cpu_node);
+  if (r.resolved_by_config_on_bpu) text("resolved by", "a compile config putting the node on the BPU (node_info ON BPU, run_on_bpu)");
   text("status", status_name(r.status));
   text("source", r.source);
   if (!r.ref.empty()) text("reference", r.ref);

@@ -54,8 +54,25 @@ const std::vector<Rule>& builtin_rules() {
            "that limit, a node it applies to is neither passed nor failed: it is reported as \"cannot verify\", "
            "with the sibling's limit and whether the node would meet it there. A rule of your own with the same "
            "id (or `ref`) replaces the hint."),
+      make(builtin::kConfigPlacement, "compile-config-placement", Severity::Note, Effect::Advice,
+           "The compile config (--hb-config) places nodes itself: on the CPU by choice, or names nodes the model lacks.",
+           "hb_mapper and hb_compile configs put nodes on the CPU on purpose (model_parameters.node_info with "
+           "`ON: CPU`, or run_on_cpu; node_info wins) and the compiler lists them as CPU nodes. bpu-lint places "
+           "them on the CPU too and reports them once per model, as a choice, not a violation: their own findings "
+           "are set aside with the config as the reason (--show-waived lists them). A node the config puts on the "
+           "BPU (`ON: BPU`, run_on_bpu) settles the findings of rules marked `resolved_by: config_on_bpu` (X5's "
+           "Softmax, BPU3401). Names the config gives that the model does not have are listed too: a typo there "
+           "silently changes nothing in the compiler."),
   };
   return rules;
+}
+
+const Rule& builtin_rule(const char* id) {
+  for (const auto& r : builtin_rules()) {
+    if (r.id == id) return r;
+  }
+  static const Rule none;
+  return none;
 }
 
 }  // namespace bpulint

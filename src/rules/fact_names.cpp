@@ -51,6 +51,7 @@ const std::vector<FactInfo>& fact_vocabulary() {
       {"io_dtypes", FactScope::Model, "list of string", "The element types of the model's inputs and outputs, each once."},
       {"duplicate_io_names", FactScope::Model, "list of string", "Names used by more than one model input or output."},
       {"dynamic_inputs", FactScope::Model, "list of string", "Model inputs whose shape is not fully static, each as 'name [dims]'."},
+      {"config_float_nodes", FactScope::Model, "list of string", "Nodes of the model the compile config (--hb-config node_info) keeps in float, each as 'name (float16)'; [] without a config."},
   };
   return facts;
 }

@@ -121,7 +121,7 @@ Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
   static const std::vector<std::string> kKeys = {"id",     "name",     "summary", "description", "scope",
                                                  "ops",    "domain",   "when",    "require",     "message",
                                                  "severity", "effect", "cpu_node", "source",     "status",
-                                                 "ref",    "fixes"};
+                                                 "ref",    "fixes",    "resolved_by"};
   if (!node.IsMap()) reader.fail(node, "rule must be a mapping");
   std::vector<LoadError> errors;
   auto step = [&errors](auto&& part) {
@@ -159,6 +159,13 @@ Rule parse_rule(const FileReader& reader, const YAML::Node& node) {
   step([&] { r.source = reader.text(node, "source", "rule"); });
   step([&] { r.ref = reader.text(node, "ref", "rule"); });
   step([&] { r.cpu_node = reader.text(node, "cpu_node", "rule"); });
+  step([&] {
+    if (!node["resolved_by"]) return;
+    if (reader.scalar(node["resolved_by"], "resolved_by") != "config_on_bpu") {
+      reader.fail(node["resolved_by"], "resolved_by must be config_on_bpu (a compile config putting the node on the BPU)");
+    }
+    r.resolved_by_config_on_bpu = true;
+  });
   step([&] { r.domain = node["domain"] ? reader.scalar(node["domain"], "domain") : ""; });
   const bool status_ok = step([&] {
     if (node["status"]) r.status = reader.status(node["status"]);

@@ -165,6 +165,9 @@ struct FactOptions {
   // Nodes that look alike to shape inference share its result (the walk's
   // InferenceMemo). Off only where a test compares with a fresh run per node.
   bool memoize_inference = true;
+  // Nodes a compile config (--hb-config) keeps in float: name -> "float16".
+  // The model fact `config_float_nodes` lists those the model has.
+  std::map<std::string, std::string> config_float_nodes;
 };
 
 // "1x3x224x224" -> {1, 3, 224, 224}: positive dims joined by 'x'. False with

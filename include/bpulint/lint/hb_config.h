@@ -11,6 +11,17 @@
 
 namespace bpulint {
 
+// What the config says of one node: hb_mapper's and hb_compile's
+// model_parameters.node_info ({"<node>": {'ON': 'BPU', 'InputType': 'int8',
+// 'OutputType': 'int8'}}) and run_on_cpu / run_on_bpu ('a;b' or a list);
+// node_info wins over run_on_*.
+struct HbNodeConfig {
+  std::string on;                       // "BPU", "CPU" or "" (not set)
+  std::string input_type, output_type;  // "int8", "int16", "float16", ... or ""
+  std::string from;                     // where `on` was set: "node_info", "run_on_cpu" or "run_on_bpu"
+  std::string float_type() const;       // "float16"/"float32" when an input or output type is float, else ""
+};
+
 struct HbConfig {
   std::string path;   // the YAML file
   std::string model;  // model_parameters.onnx_model, resolved against the YAML's folder; "" when absent
@@ -19,6 +30,7 @@ struct HbConfig {
   // "" pins the model's only input (a config that leaves input_name empty).
   std::map<std::string, std::vector<int64_t>> input_shapes;
   std::vector<std::string> input_order;  // input names as listed, for messages
+  std::map<std::string, HbNodeConfig> nodes;  // by node name
 };
 
 // Reads `text` as the configuration found at `path`. False with a one-line

@@ -33,11 +33,16 @@ struct ModelPlan {
   std::vector<const Waiver*> waivers;     // the configuration's waivers whose model glob covers this model
   const Baseline* baseline = nullptr;     // findings it records are reported as baselined
   bool show_unverified = false;           // list the checks folded into a root-cause note too
+  const HbConfig* hb_config = nullptr;    // --hb-config: its node placements (node_info, run_on_*)
 
   // Every rule at its own level, nothing waived: what compare, calibrate and
   // a model without configuration get.
   static ModelPlan defaults(const Platform& platform, FactOptions facts = {});
 };
+
+// What a compile config decides per node (node_info, run_on_*) joins the
+// plan: its placements, and the nodes it keeps in float as a model fact.
+void plan_compile_config(const HbConfig& config, ModelPlan& plan);
 
 // The platform named `name` (a name, march or alias). nullptr with one error
 // text everywhere: "unknown platform or march 'X' (from F) (known: ...)";

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bpulint/lint/hb_config.h"
 #include "bpulint/lint/lint.h"
 
 namespace bpulint {
@@ -17,6 +18,13 @@ void apply_levels(std::vector<Diagnostic>& diagnostics, const RuleLevels& levels
 // Marks each finding a waiver covers with its reason (the first waiver that
 // matches), counting the matches per waiver in report.waiver_matches.
 void apply_waivers(ModelReport& report, const std::vector<const Waiver*>& waivers);
+
+// What a compile config (--hb-config) decides itself: nodes it puts on the
+// CPU are placed there, their findings set aside with the config as the
+// reason; nodes it puts on the BPU settle the findings of rules marked
+// `resolved_by: config_on_bpu`. One note (BPU0006) per model lists the
+// planned CPU nodes and the names the model does not have.
+void apply_compile_config(ModelReport& report, const HbConfig& config);
 
 // Marks the findings the baseline records as baselined, each entry at most
 // `count` times, counting in report.baseline_matches. A schema-1 entry on an

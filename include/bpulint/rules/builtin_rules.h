@@ -15,8 +15,12 @@ constexpr const char* kOpRunsOnCpu = "BPU0002";
 constexpr const char* kModelNote = "BPU0003";
 constexpr const char* kUnverifiedRoot = "BPU0004";
 constexpr const char* kSiblingLimit = "BPU0005";
+constexpr const char* kConfigPlacement = "BPU0006";
 }  // namespace builtin
 
 const std::vector<Rule>& builtin_rules();
+
+// The builtin rule `id` (one of builtin::k*).
+const Rule& builtin_rule(const char* id);
 
 }  // namespace bpulint

@@ -54,6 +54,9 @@ struct Rule {
   Severity severity = Severity::Error;
   Effect effect = Effect::CpuFallback;
   std::string cpu_node;          // what the toolchain emits on fallback, e.g. hbtl_call_native_Conv
+  // `resolved_by: config_on_bpu`: the finding is the toolchain's default, and a
+  // compile config putting the node on the BPU (node_info ON BPU, run_on_bpu) settles it.
+  bool resolved_by_config_on_bpu = false;
   std::string source;
   Status status = Status::Verified;
   std::string ref;               // row in the reference constraint table, e.g. J6-T10a
