@@ -2,7 +2,8 @@
 // hb_compile YAML) through parse_hb_config. Must never crash, hang or leak.
 // Invariants: a failure says why on one line, naming the file; a success
 // holds positive dims only, one listed name per pinned input, and a model
-// path resolved against the config's folder.
+// path resolved against the config's folder; every node entry (node_info,
+// run_on_*) is named and says where its placement came from.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,6 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!config.model.empty() && config.model[0] != '/') {
     FUZZ_CHECK(config.model.rfind("configs/", 0) == 0, "a relative onnx_model not resolved against the folder");
+  }
+  for (const auto& [name, node] : config.nodes) {
+    FUZZ_CHECK(!name.empty(), "a node entry without a name");
+    FUZZ_CHECK(node.on.empty() == node.from.empty(), "a placement without its key, or a key without placement");
   }
   (void)hb_config_summary(config);
   return 0;

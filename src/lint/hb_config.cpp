@@ -74,6 +74,7 @@ void read_node_info(const FileReader& reader, const YAML::Node& model, std::map<
   if (!info.IsMap()) reader.fail(model["node_info"], "node_info must map node names to {ON, InputType, OutputType}");
   for (const auto& entry : info) {
     const std::string name = trim(reader.scalar(entry.first, "node_info node name"));
+    if (name.empty()) continue;  // names no node, as an empty run_on_cpu item
     if (!entry.second.IsMap()) reader.fail(model["node_info"], "node_info '" + name + "' must be a mapping");
     HbNodeConfig& node = nodes[name];
     // Horizon's own file: keys other than these three are left alone.
