@@ -1142,7 +1142,7 @@ TEST_CASE("compare: node_info CSV and advice JSON are placement sources, recogni
   CHECK(is_not_placed(a, "/Transpose"));
 
   // Tolerant layouts, hbdk4's backends; bad JSON is a one-line error.
-  const CompileLog keyed = parse_ok(R"j({"version": 1, "ops": [{"Name": "loc(\"t1\")", "Device": "Spu"}], "t2": "external_jit", "t3": {"backend": "external_cpu"}})j");
+  const CompileLog keyed = parse_ok(R"j({"version": 1, "date": "2025-05-09", "ops": [{"Name": "loc(\"t1\")", "Device": "Spu"}], "t2": "external_jit", "t3": {"backend": "external_cpu"}})j");
   REQUIRE(keyed.rows.size() == 3);
   CHECK(keyed.rows[0].node == "t1");
   CHECK(keyed.rows[0].on == "BPU");
@@ -1154,6 +1154,9 @@ TEST_CASE("compare: node_info CSV and advice JSON are placement sources, recogni
   CHECK(parse_error("{\"a\": [1, 2]}").find("no advice records") != std::string::npos);
   CHECK(parse_error(std::string(100000, '[')).find("nested too deeply") != std::string::npos);
   CHECK(parse_error("[\"\\ud800\"]").find("a lone surrogate") != std::string::npos);
+  // A log whose first line opens with '[' is still read as a log.
+  const CompileLog log = parse_ok("[INFO] hb_compile start\n" + read_file(kJ6e));
+  CHECK(log.format == LogFormat::HbCompile);
 }
 
 TEST_CASE("bpu-lint compare: bad advice JSON and truncated CSV exit 2 with one line naming the file") {

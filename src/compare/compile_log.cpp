@@ -832,13 +832,8 @@ bool advice_rows(const Json& root, std::vector<PlacementRow>& rows, std::string&
       PlacementRow row;
       row.node = advice_name(key);
       row.line = value.line;
-      if (row.node.empty()) continue;
-      if (!advice_backend(&value, row.on)) {
-        error = "line " + std::to_string(value.line) + ": advice record '" + snippet(row.node) + "' has backend '" +
-                snippet(value.text) + "', expected Vpu, Spu, Bpu, external_cpu, external_jit or null";
-        return false;
-      }
-      rows.push_back(std::move(row));
+      // A bare string that names no backend is not a record ("version": "1.0").
+      if (!row.node.empty() && advice_backend(&value, row.on)) rows.push_back(std::move(row));
     }
   }
   return true;
@@ -1029,9 +1024,11 @@ bool compiler_made_name(std::string_view node) {
          (node.size() > kRequantize.size() && node.substr(node.size() - kRequantize.size()) == kRequantize);
 }
 
-bool parse_compile_log(std::string_view text, CompileLog& out, std::string& error) {
+namespace {
+
+// The log and CSV forms: the last placement table of the text.
+bool parse_tables(std::string_view text, CompileLog& out, std::string& error) {
   out = CompileLog{};
-  if (looks_like_json(text)) return parse_advice_json(text, out, error);
   const std::vector<Line> lines = split_lines(text);
   Table last;
   std::vector<NodeReason> last_row_reasons;  // an advice file's reasons, per row
@@ -1076,6 +1073,21 @@ bool parse_compile_log(std::string_view text, CompileLog& out, std::string& erro
     find_shape_reasons(line, out.shape_reasons);
   }
   for (auto& r : last_row_reasons) out.reasons.push_back(std::move(r));
+  return true;
+}
+
+}  // namespace
+
+bool parse_compile_log(std::string_view text, CompileLog& out, std::string& error) {
+  out = CompileLog{};
+  if (!looks_like_json(text)) return parse_tables(text, out, error);
+  // Text opening with '{' or '[' is advice JSON, unless it is not JSON and a
+  // table follows (a log whose first line is "[INFO] ...").
+  if (parse_advice_json(text, out, error)) return true;
+  CompileLog table;
+  std::string table_error;
+  if (!parse_tables(text, table, table_error)) return false;
+  out = std::move(table);
   return true;
 }
 
