@@ -168,3 +168,35 @@ TEST_CASE("calibrate: pairs of one platform, and bad input is one line, exit 2, 
   CHECK(as_log.err.find("is also an input (a model or log)") != std::string::npos);
   CHECK(read_file(log_copy) == read_file(kRwkvLog));
 }
+
+TEST_CASE("calibrate: hb_compile's node_info CSV and hbdk4's advice JSON teach what the printed table does") {
+  TempDir dir;
+  const std::string model = four_muls(dir);
+  // The same placement three ways: the CSV a team keeps, `<prefix>_node_info.csv` (quoted data
+  // types, as hb_compile writes it) and `<prefix>_advice.json` keyed by each node's first output
+  // tensor (a1, Y, b1, Z; one as <tensor>_quantized), with hbdk4's backends.
+  write_file(dir.path("table.csv"), csv({{"/m0", "BPU"}, {"/m1", "BPU"}, {"/m2", "CPU"}, {"/m3", "CPU"}}));
+  write_file(dir.path("m_node_info.csv"), std::string(kCsvHeader) +
+                                              "/m0,Mul,VPU+BPU,1.0,0.99,0.99,\"f32,si16\"\n/m1,Mul,BPU,1.0,0.99,0.99,si8\n"
+                                              "/m2,Mul,CPU,1.0,0.99,0.99,f32\n/m3,Mul,JIT,1.0,0.99,0.99,f32\n");
+  write_file(dir.path("m_advice.json"),
+             R"([{"tensor": "a1_quantized", "op_type": "Mul", "backend": "Vpu"}, {"tensor": "Y", "op_type": "Mul", "backend": "bpu"},
+                 {"tensor": "b1", "op_type": "Mul", "backend": "external_cpu"}, {"tensor": "Z", "op_type": "Mul", "backend": "external_jit"}])");
+  std::vector<std::string> rules;
+  for (const char* log : {"table.csv", "m_node_info.csv", "m_advice.json"}) {
+    const std::string out = dir.path(std::string(log) + ".yaml");
+    const CommandResult r = run_bpu_lint({"calibrate", model, dir.path(log), "--platform", "j6e", "-o", out});
+    INFO(log << ": " << r.out << r.err);
+    CHECK(r.exit_code == 0);
+    const std::string yaml = read_file(out);
+    INFO(yaml);
+    CHECK(yaml.find("    ops: [Mul]\n    require: \"input[0].rank == 4\"\n") != std::string::npos);
+    // The rule, without its source line (which names the log file).
+    const size_t begin = yaml.find("rules:\n");
+    REQUIRE(begin != std::string::npos);
+    const size_t source = yaml.find("    source: ", begin);
+    rules.push_back(yaml.substr(begin, source - begin));
+  }
+  CHECK(rules[1] == rules[0]);
+  CHECK(rules[2] == rules[0]);
+}

@@ -970,3 +970,227 @@ TEST_CASE("bpu-lint compare: CSV files named anything, pieces and round trips in
   }
   CHECK(div_pieces);
 }
+
+// ---- every public table format as printed (issue 42) ---------------------------------------------
+
+namespace {
+
+const std::string kVit = kDir + "vit_s2.onnx";  // make_vit_fixture.py (weights not kept: external data)
+const std::string kVitJ6e = kDir + "j6e_nash_e_hb_compile_vit.log";
+const std::string kVitNodeInfo = kDir + "vit_s2_node_info.csv";
+const std::string kVitAdvice = kDir + "vit_s2_advice.json";
+const std::string kVitJ6pCsv = kDir + "j6p_nash_p_vit_table.csv";
+const std::string kResnet = kDir + "resnet_block.onnx";
+const std::string kResnetJ6e = kDir + "j6e_nash_e_hb_compile_resnet.log";
+
+// The rows of a box table or CSV file as printed: lines between the header and the end of the table.
+size_t printed_rows(const std::string& text, const std::string& first_cell) {
+  size_t n = 0;
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) {
+    const std::string line = text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+    if (line.find(first_cell) != std::string::npos && line.find("Node") == std::string::npos) ++n;
+  }
+  return n;
+}
+
+bool is_not_placed(const Compared& r, const std::string& name) {
+  return std::any_of(r.c.not_placed.begin(), r.c.not_placed.end(),
+                     [&](long n) { return r.report.facts.nodes[static_cast<size_t>(n)].name == name; });
+}
+
+}  // namespace
+
+TEST_CASE("compile log: a CSV row with more fields than its header keeps Node, NodeType and ON in place") {
+  // As a team's CSV of a nash-p table prints it: the data type f32,si16 unquoted.
+  const CompileLog log = parse_ok(
+      "Node,NodeType,ON,Threshold,Calibrated Cosine,Quantized Cosine,Output Data Type\n"
+      "/model/Mul_target_speed_mps_Reshape,Reshape,BPU,46.601097,0.999998,0.999978,f32,si16\n"
+      "/model/Mul,Mul,BPU,46.601097,0.999998,0.999978,si16\n");
+  REQUIRE(log.rows.size() == 2);
+  CHECK(log.rows[0].node == "/model/Mul_target_speed_mps_Reshape");
+  CHECK(log.rows[0].type == "Reshape");
+  CHECK(log.rows[0].on == "BPU");
+  // The same in hb_compile's node_info CSV in check mode, and in the advice CSV (an unquoted reason).
+  const CompileLog check = parse_ok("Node,NodeType,ON,Output Data Type\n/a,Reshape,VPU+BPU,f32,si32\n");
+  REQUIRE(check.rows.size() == 1);
+  CHECK(check.rows[0].on == "BPU");
+  const CompileLog advice = parse_ok("OpName,OpType,Device,Reason\n/c,Add,external_cpu,int32 input, not fused\n");
+  REQUIRE(advice.reasons.size() == 1);
+  CHECK(advice.reasons[0].text == "int32 input,not fused");
+  // A box table's cell holding a comma is just a cell value.
+  const std::string box = replaced(read_file(kJ6e), "| /model.0/conv/Conv                   | Conv      | BPU  |",
+                                   "| /model.0/conv/Conv                   | Conv      | VPU+BPU |");
+  CHECK(row_named(parse_ok(box), "/model.0/conv/Conv")->on == "BPU");
+}
+
+TEST_CASE("compile log: ON cells VPU+BPU, VPU, SPU are the BPU side, JIT the host (CPU), in any case") {
+  const CompileLog log = parse_ok(
+      "Node,NodeType,ON\n/a,Reshape,VPU+BPU\n/b,Mul,VPU\n/c,Mul,SPU\n/d,Mul,JIT\n/e,Mul,--\n/f,Mul,NULL\n/g,Mul,vpu+bpu\n/h,Mul,jit\n");
+  std::vector<std::string> on;
+  for (const auto& r : log.rows) on.push_back(r.on);
+  CHECK(on == std::vector<std::string>{"BPU", "BPU", "BPU", "CPU", "--", "NULL", "BPU", "CPU"});
+  CHECK(parse_error("Node,NodeType,ON\n/a,Conv,VPU+GPU\n").find("has ON 'VPU+GPU'") != std::string::npos);
+}
+
+TEST_CASE("compare: the nash-e ViT table: every row read, LayerNorm, GELU, Softmax and Linear pieces placed") {
+  const std::string text = read_file(kVitJ6e);
+  const CompileLog log = parse_ok(text);
+  CHECK(log.format == LogFormat::HbCompile);
+  CHECK(version_of(log, "hb_compile") == "3.3.22");
+  CHECK(log.rows.size() == printed_rows(text, "| BPU ") + printed_rows(text, "| --  ") + printed_rows(text, "| NULL") +
+                               printed_rows(text, "| VPU+BPU "));
+  const PlacementRow* head = row_named(log, "/heads/head/Gemm_logits_Reshape");
+  REQUIRE(head != nullptr);
+  CHECK(head->on == "BPU");  // VPU+BPU
+
+  const Compared r = compare_file(kVit, kVitJ6e, "j6e");
+  INFO(join(r.c.unmatched_rows));
+  CHECK(r.c.unmatched_rows.empty());
+  CHECK(r.c.missed.empty());
+  // Each LayerNormalization is placed by its 8 rows, each Softmax by its 6 (cut names, two layers).
+  for (const char* ln : {"/encoder/layers/encoder_layer_0/ln_1/LayerNormalization",
+                         "/encoder/layers/encoder_layer_1/ln_2/LayerNormalization", "/encoder/ln/LayerNormalization"}) {
+    const NodeComparison* n = find_node(r, ln);
+    REQUIRE(n != nullptr);
+    CHECK(n->compiler == "BPU");
+    CHECK(n->pieces.size() == 7);  // the `_hzrsqrt` row is `--`: not placed, not a piece
+  }
+  for (const char* sm : {"/encoder/layers/encoder_layer_0/self_attention/Softmax",
+                         "/encoder/layers/encoder_layer_1/self_attention/Softmax"}) {
+    const NodeComparison* n = find_node(r, sm);
+    REQUIRE(n != nullptr);
+    CHECK(n->pieces.size() == 4);  // Exp and Reciprocal print `--`
+  }
+  // A Linear's pieces: the MatMul's own row places it; the inserted rows are its layout pieces.
+  const NodeComparison* mm = find_node(r, "/encoder/layers/encoder_layer_1/mlp/mlp.0/MatMul");
+  REQUIRE(mm != nullptr);
+  CHECK(mm->compiler == "BPU");
+  CHECK(piece_rows(*mm) == std::vector<std::string>{"...er_1/mlp/mlp.0/MatMul_reshape_to_4dim:layout",
+                                                    "...layer_1/mlp/mlp.0/MatMul_transpose_in:layout",
+                                                    "...p.0/MatMul_output_0_reshape_Transpose:layout"});
+  const NodeComparison* bias = find_node(r, "/encoder/layers/encoder_layer_1/mlp/mlp.0/Add");
+  REQUIRE(bias != nullptr);
+  CHECK(piece_rows(*bias) == std::vector<std::string>{"...ayer_1/mlp/mlp.0/Add_output_0_Reshape:layout"});
+  // GELU: one `--` row under its last Mul; the class-token Gather on the BPU.
+  CHECK(is_not_placed(r, "/encoder/layers/encoder_layer_0/mlp/mlp.1/Mul_1"));
+  CHECK(is_not_placed(r, "/encoder/layers/encoder_layer_0/mlp/mlp.1/Erf"));
+  const NodeComparison* gather = find_node(r, "/Gather");
+  REQUIRE(gather != nullptr);
+  CHECK(gather->compiler == "BPU");
+}
+
+TEST_CASE("compare: cut names combined with Softmax pieces place each layer's Softmax, in table order") {
+  // Before: a '...tmax_reducemax_FROM_QUANTIZED_SOFTMAX' row fit both layers' Softmax and stayed unmatched.
+  const Compared r = compare_file(kVit, kVitJ6e, "j6e");
+  std::vector<size_t> lines;
+  for (const char* sm : {"/encoder/layers/encoder_layer_0/self_attention/Softmax",
+                         "/encoder/layers/encoder_layer_1/self_attention/Softmax"}) {
+    const NodeComparison* n = find_node(r, sm);
+    REQUIRE(n != nullptr);
+    REQUIRE_FALSE(n->pieces.empty());
+    CHECK(n->pieces.front().row->node == "...tmax_reducemax_FROM_QUANTIZED_SOFTMAX");
+    lines.push_back(n->pieces.front().row->line);
+  }
+  CHECK(lines[0] < lines[1]);
+  // The nash-e attention fixture's cut Softmax rows still place its one Softmax.
+  const Compared e = compare_file(kAttn, kAttnJ6e, "j6e");
+  CHECK(e.c.unmatched_rows.empty());
+}
+
+TEST_CASE("compare: the nash-p ViT CSV (an unquoted f32,si16 row) against j6p") {
+  const CompileLog log = parse_ok(read_file(kVitJ6pCsv));
+  CHECK(log.format == LogFormat::TableCsv);
+  const PlacementRow* head = row_named(log, "/heads/head/Gemm_logits_Reshape");
+  REQUIRE(head != nullptr);
+  CHECK(head->on == "BPU");
+  CHECK(head->type == "Reshape");
+  const Compared r = compare_file(kVit, kVitJ6pCsv, "j6p");
+  INFO(join(r.c.unmatched_rows));
+  CHECK(r.c.rows == log.rows.size());
+  CHECK(r.c.unmatched_rows.size() * 100 <= r.c.rows * 3);
+  CHECK(r.c.missed.empty());
+  CHECK(r.c.wrong.empty());
+}
+
+TEST_CASE("compare: node_info CSV and advice JSON are placement sources, recognised by content") {
+  TempDir dir;
+  const std::string info = dir.path("table.txt"), advice = dir.path("placement.dat");
+  write_file(info, read_file(kVitNodeInfo));
+  write_file(advice, read_file(kVitAdvice));
+  const CompileLog csv = parse_ok(read_file(info));
+  CHECK(csv.format == LogFormat::TableCsv);
+  const CompileLog json = parse_ok(read_file(advice));
+  CHECK(json.format == LogFormat::AdviceJson);
+  CHECK(std::string(log_format_name(json.format)) == "advice_json");
+
+  const Compared box = compare_file(kVit, kVitJ6e, "j6e");
+  const Compared table = compare_file(kVit, info, "j6e");
+  CHECK(table.c.matched == box.c.matched);
+  CHECK(table.c.agree.size() == box.c.agree.size());
+  CHECK(table.c.unmatched_rows.empty());
+
+  // The advice names tensors: each record places the node whose first output it is.
+  const Compared a = compare_file(kVit, advice, "j6e");
+  INFO(join(a.c.unmatched_rows));
+  CHECK(a.c.unmatched_rows.empty());
+  CHECK(a.c.missed.empty());
+  const NodeComparison* conv = find_node(a, "/conv_proj/Conv");  // "/conv_proj/Conv_output_0"
+  REQUIRE(conv != nullptr);
+  CHECK(conv->compiler == "BPU");
+  CHECK(find_node(a, "/encoder/layers/encoder_layer_0/ln_1/LayerNormalization") != nullptr);
+  CHECK(is_not_placed(a, "/encoder/layers/encoder_layer_0/mlp/mlp.1/Mul_1"));  // a null backend
+  CHECK(is_not_placed(a, "/Transpose"));
+
+  // Tolerant layouts, hbdk4's backends; bad JSON is a one-line error.
+  const CompileLog keyed = parse_ok(R"j({"version": 1, "date": "2025-05-09", "ops": [{"Name": "loc(\"t1\")", "Device": "Spu"}], "t2": "external_jit", "t3": {"backend": "external_cpu"}})j");
+  REQUIRE(keyed.rows.size() == 3);
+  CHECK(keyed.rows[0].node == "t1");
+  CHECK(keyed.rows[0].on == "BPU");
+  CHECK(keyed.rows[1].on == "CPU");
+  CHECK(keyed.rows[2].node == "t3");
+  CHECK(keyed.rows[2].on == "CPU");
+  CHECK(parse_error("[{\"tensor\": \"t\", \"backend\": \"gpu\"}]").find("line 1: advice record 't' has backend 'gpu'") != std::string::npos);
+  CHECK(parse_error("[{\"tensor\": \"t\", \"backend\": ").find("not valid JSON (it ends early (truncated file?))") != std::string::npos);
+  CHECK(parse_error("{\"a\": [1, 2]}").find("no advice records") != std::string::npos);
+  CHECK(parse_error(std::string(100000, '[')).find("nested too deeply") != std::string::npos);
+  CHECK(parse_error("[\"\\ud800\"]").find("a lone surrogate") != std::string::npos);
+  // A log whose first line opens with '[' is still read as a log.
+  const CompileLog log = parse_ok("[INFO] hb_compile start\n" + read_file(kJ6e));
+  CHECK(log.format == LogFormat::HbCompile);
+}
+
+TEST_CASE("bpu-lint compare: bad advice JSON and truncated CSV exit 2 with one line naming the file") {
+  TempDir dir;
+  const std::string json = read_file(kVitAdvice);
+  const std::string csv = read_file(kVitJ6pCsv);
+  write_file(dir.path("cut_advice.json"), json.substr(0, json.size() / 2));
+  write_file(dir.path("garbage.json"), "{\"tensor\": \x01}");
+  write_file(dir.path("cut_table.csv"), csv.substr(0, csv.find("\n/encoder/Add") + 8));
+  for (const char* name : {"cut_advice.json", "garbage.json", "cut_table.csv"}) {
+    const CommandResult r = run_bpu_lint({"compare", kVit, dir.path(name), "--platform", "j6e"});
+    INFO(name << ": " << r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.rfind(dir.path(name) + ": error: ", 0) == 0);
+  }
+  const CommandResult ok = run_bpu_lint({"compare", kVit, kVitAdvice, "--platform", "j6e", "--format", "json"});
+  INFO(ok.out << ok.err);
+  CHECK(nlohmann::json::parse(ok.out)["log_format"] == "advice_json");
+}
+
+TEST_CASE("compare: a fused row 'Conv+Add' named after the Conv places the Add (and 'Conv+Relu' the Relu)") {
+  const Compared r = compare_file(kResnet, kResnetJ6e, "j6e");
+  INFO(join(r.c.unmatched_rows));
+  CHECK(r.c.unmatched_rows.empty());
+  // Every node of the two blocks has a row or a fused row; the export's weight Identities have none.
+  for (long n : r.c.not_placed) CHECK(r.report.facts.nodes[static_cast<size_t>(n)].op_type == "Identity");
+  CHECK(r.c.matched == 11);
+  for (const char* follower : {"/0/Add", "/0/relu/Relu", "/1/Add", "/1/relu/Relu"}) {
+    const NodeComparison* n = find_node(r, follower);
+    INFO(follower);
+    REQUIRE(n != nullptr);
+    CHECK(n->compiler == "BPU");
+  }
+  CHECK(find_node(r, "/0/Add")->row == "/0/conv2/Conv");
+  CHECK(r.c.missed.empty());
+}

@@ -34,9 +34,21 @@ const SplitSuffix kSplitSuffixes[] = {
     {"_reducesum_FROM_QUANTIZED_SOFTMAX", PieceRole::Compute, {"Softmax"}},
     {"_reciprocal_FROM_QUANTIZED_SOFTMAX", PieceRole::Compute, {"Softmax"}},
     {"_mul_FROM_QUANTIZED_SOFTMAX", PieceRole::Compute, {"Softmax"}},
+    // A LayerNormalization run as 8 ops (hb_compile 3.3.22, opset 17+).
+    {"_mean1", PieceRole::Compute, {"LayerNormalization"}},
+    {"_sub1", PieceRole::Compute, {"LayerNormalization"}},
+    {"_mul1", PieceRole::Compute, {"LayerNormalization"}},
+    {"_mean2", PieceRole::Compute, {"LayerNormalization"}},
+    {"_hzrsqrt", PieceRole::Compute, {"LayerNormalization"}},
+    {"_mul2", PieceRole::Compute, {"LayerNormalization"}},
+    {"_mul3", PieceRole::Compute, {"LayerNormalization"}},
+    {"_add", PieceRole::Compute, {"LayerNormalization"}},
     {"_transpose_output_reshape", PieceRole::Layout, {"Gemm", "MatMul"}},
     {"_transpose_in_reshape", PieceRole::Layout, {"Gemm", "MatMul"}},
     {"_reshape_output", PieceRole::Layout, {"Gemm", "MatMul"}},
+    // A Linear lowered to a Conv (hb_compile 3.3.22).
+    {"_reshape_to_4dim", PieceRole::Layout, {"MatMul", "Gemm"}},
+    {"_transpose_in", PieceRole::Layout, {"MatMul", "Gemm"}},
     {"_reshape_in", PieceRole::Layout, {"MatMul", "Gemm"}},
     {"_gemm", PieceRole::Compute, {"MatMul", "Gemm"}},
     {"_reciprocal", PieceRole::Helper, {"Div"}},
@@ -56,6 +68,19 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// Of the nodes a cut piece's tail fits, the one the table is at: the first
+// at or after `after` (the node of the last row matched; tables follow the
+// graph's order), when the tail fits several (a cut keeps the last 37
+// characters, so a piece suffix leaves only a few of its node's name).
+// `found` is sorted.
+std::vector<long> in_table_order(std::vector<long> found, long after) {
+  if (found.size() <= 1 || after < 0) return found;
+  for (long n : found) {
+    if (n >= after) return {n};
+  }
+  return found;
+}
+
 // Names matched against rows: the main graph's nodes and tensors.
 class Names {
  public:
@@ -64,6 +89,10 @@ class Names {
       const NodeFacts& n = facts.nodes[i];
       if (n.graph_id != 0) continue;
       if (!n.name.empty()) nodes_[std::string(n.name)].push_back(static_cast<long>(i));
+      if (!n.outputs.empty() && !n.outputs[0].name.empty()) first_output_.emplace(std::string(n.outputs[0].name), static_cast<long>(i));
+      for (const auto& t : n.inputs) {
+        if (!t.name.empty()) consumers_[std::string(t.name)].push_back(static_cast<long>(i));
+      }
       for (const auto& t : n.outputs) {
         if (!t.name.empty()) producer_.emplace(std::string(t.name), static_cast<long>(i));
       }
@@ -76,6 +105,31 @@ class Names {
   const std::vector<long>* exact(const std::string& name) const {
     auto it = nodes_.find(name);
     return it == nodes_.end() ? nullptr : &it->second;
+  }
+
+  // The node whose first output is `tensor` (hbdk4's advice is keyed by the
+  // tensor, also as <tensor>_quantized / <tensor>_calibrated); -1 when none.
+  long by_first_output(std::string_view tensor) const {
+    for (std::string_view tail : {"", "_quantized", "_calibrated"}) {
+      if (!tail.empty() && !ends_with(tensor, tail)) continue;
+      auto it = first_output_.find(std::string(tensor.substr(0, tensor.size() - tail.size())));
+      if (it != first_output_.end()) return it->second;
+    }
+    return -1;
+  }
+
+  // The one node reading `node`'s outputs, when it is a single node of `op`; -1 otherwise.
+  long single_consumer(long node, std::string_view op) const {
+    long found = -1;
+    for (const auto& t : facts_.nodes[static_cast<size_t>(node)].outputs) {
+      auto it = consumers_.find(std::string(t.name));
+      if (t.name.empty() || it == consumers_.end()) continue;
+      for (long c : it->second) {
+        if (found >= 0 && c != found) return -1;
+        found = c;
+      }
+    }
+    return found >= 0 && facts_.nodes[static_cast<size_t>(found)].op_type == op ? found : -1;
   }
 
   // The nodes `name` stands for: exactly, or, cut to "...<tail>", every node
@@ -127,9 +181,10 @@ class Names {
   // of the longest name (or the producer, else a consumer, of the longest
   // tensor name) the row starts with, when the rest says reshape or
   // transpose. -1 when there is none.
-  long inserted_for(std::string_view row) const {
-    // A cut name lost its start; a '+' joins a fused group, each part matched alone.
-    if (row.size() < 2 || row.size() > 1024 || is_cut(row) || row.find('+') != std::string_view::npos) return -1;
+  long inserted_for(std::string_view row, long after) const {
+    // A '+' joins a fused group, each part matched alone.
+    if (row.size() < 2 || row.size() > 1024 || row.find('+') != std::string_view::npos) return -1;
+    if (is_cut(row)) return cut_inserted_for(row.substr(3), after);
     const std::string low = lower(row);
     const size_t reshape = low.rfind("reshape"), transpose = low.rfind("transpose");
     const size_t last = std::max(reshape == std::string::npos ? 0 : reshape, transpose == std::string::npos ? 0 : transpose);
@@ -147,6 +202,36 @@ class Names {
   std::unordered_map<std::string, std::vector<long>> nodes_;
   std::unordered_map<std::string, long> producer_;
   std::unordered_map<std::string, long> consumer_;  // first consumer of a graph input
+  // inserted_for of a name cut to "...<tail>": the node (or tensor producer)
+  // whose name ends with the longest start of the tail followed by '_' and
+  // a rest saying reshape or transpose; several such nodes are told apart
+  // by the table's order.
+  long cut_inserted_for(std::string_view tail, long after) const {
+    constexpr size_t kMinimum = 8;  // shorter starts fit too many names to mean one
+    const std::string low = lower(tail);
+    const size_t reshape = low.rfind("reshape"), transpose = low.rfind("transpose");
+    const size_t last = std::max(reshape == std::string::npos ? 0 : reshape, transpose == std::string::npos ? 0 : transpose);
+    for (size_t len = last; len >= kMinimum; --len) {
+      if (tail[len] != '_') continue;
+      const std::string_view start = tail.substr(0, len);
+      std::vector<long> found;
+      for (const auto& [name, ids] : nodes_) {
+        if (ends_with(name, start)) found.insert(found.end(), ids.begin(), ids.end());
+      }
+      for (const auto& [tensor, node] : producer_) {
+        if (ends_with(tensor, start)) found.push_back(node);
+      }
+      if (found.empty()) continue;
+      std::sort(found.begin(), found.end());
+      found.erase(std::unique(found.begin(), found.end()), found.end());
+      found = in_table_order(std::move(found), after);
+      return found.size() == 1 ? found.front() : -1;
+    }
+    return -1;
+  }
+
+  std::unordered_map<std::string, long> first_output_;
+  std::unordered_map<std::string, std::vector<long>> consumers_;  // every reader of a tensor
 };
 
 // What a row (or a fused part) names.
@@ -157,13 +242,22 @@ struct Match {
   size_t candidates = 0;  // Ambiguous: how many nodes end with the cut tail
 };
 
-Match match_name(const Names& names, const std::string& name) {
+// `after`: the node of the last row matched, to place cut pieces; `tensors`:
+// names may be a node's first output (hbdk4's advice file).
+Match match_name(const Names& names, const std::string& name, long after = -1, bool tensors = false) {
   Match m;
   // The node itself, by its name or a tail of it.
   m.nodes = names.resolve(name);
   if (m.nodes.size() == 1 || (!m.nodes.empty() && !is_cut(name))) {
     m.kind = Match::Own;
     return m;
+  }
+  if (tensors && m.nodes.empty()) {
+    if (const long n = names.by_first_output(name); n >= 0) {
+      m.kind = Match::Own;
+      m.nodes = {n};
+      return m;
+    }
   }
   const size_t own_candidates = m.nodes.size();
   m.nodes.clear();
@@ -172,7 +266,7 @@ Match match_name(const Names& names, const std::string& name) {
     if (!ends_with(name, s.suffix) || name.size() == s.suffix.size()) continue;
     const std::string base = name.substr(0, name.size() - s.suffix.size());
     if (base == "...") continue;
-    std::vector<long> found = names.resolve(base, s.ops);
+    std::vector<long> found = is_cut(base) ? in_table_order(names.resolve(base, s.ops), after) : names.resolve(base, s.ops);
     if (found.size() == 1) {
       m.kind = Match::Piece;
       m.nodes = std::move(found);
@@ -194,7 +288,7 @@ Match match_name(const Names& names, const std::string& name) {
     }
   }
   // A Reshape inserted for a node or a tensor.
-  if (const long n = names.inserted_for(name); n >= 0) {
+  if (const long n = names.inserted_for(name, after); n >= 0) {
     m.kind = Match::Piece;
     m.nodes = {n};
     m.role = PieceRole::Layout;
@@ -263,6 +357,27 @@ const PlacementRow* strongest(const NodeRows& r) {
   return nullptr;  // layout pieces only: they say nothing about where the node's work ran
 }
 
+// The nodes a fused row placed besides its first node `first`, from its
+// NodeType (`Conv+Add`, `Conv+Add+Relu`): each next part is the single
+// consumer of the node before, when its op is that part. Empty when the
+// type has no '+' or the graph does not follow it.
+std::vector<long> fused_followers(const Names& names, long first, const std::string& type) {
+  std::vector<long> out;
+  const size_t plus = type.find('+');
+  if (plus == std::string::npos) return out;
+  long at = first;
+  size_t begin = plus + 1;
+  while (begin <= type.size()) {
+    size_t end = type.find('+', begin);
+    if (end == std::string::npos) end = type.size();
+    at = names.single_consumer(at, std::string_view(type).substr(begin, end - begin));
+    if (at < 0) break;
+    out.push_back(at);
+    begin = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* piece_role_name(PieceRole r) {
@@ -277,13 +392,22 @@ Comparison compare_placement(const ModelReport& report, const CompileLog& log) {
 
   std::map<long, NodeRows> seen;
   c.rows = log.rows.size();
+  const bool by_tensor = log.format == LogFormat::AdviceJson;
+  long after = -1;  // the node of the last row matched: where the table is
+  auto own = [&](long n, const PlacementRow& row) {
+    NodeRows& s = seen[n];
+    if (s.own == nullptr || strength(row.on) > strength(s.own->on)) s.own = &row;
+  };
   auto take = [&](const std::string& name, const PlacementRow& row) {
-    const Match m = match_name(names, name);
+    const Match m = match_name(names, name, after, by_tensor);
+    if ((m.kind == Match::Own || m.kind == Match::Piece) && !m.nodes.empty()) after = m.nodes.front();
     switch (m.kind) {
       case Match::Own:
-        for (long n : m.nodes) {
-          NodeRows& s = seen[n];
-          if (s.own == nullptr || strength(row.on) > strength(s.own->on)) s.own = &row;
+        for (long n : m.nodes) own(n, row);
+        // A fused row named after its first node only (NodeType `Conv+Add`):
+        // the next parts are that node's single consumer of the next op, and so on.
+        if (m.nodes.size() == 1 && row.node.find('+') == std::string::npos) {
+          for (long n : fused_followers(names, m.nodes.front(), row.type)) own(n, row);
         }
         break;
       case Match::Piece:
@@ -308,7 +432,7 @@ Comparison compare_placement(const ModelReport& report, const CompileLog& log) {
   for (const auto& row : log.rows) {
     if (row.on == "--") continue;  // folded before placement: its node stays "not placed"
     // A fused group joins names with '+'; a node whose own name holds '+' is tried whole first.
-    if (row.node.find('+') == std::string::npos || match_name(names, row.node).kind == Match::Own) {
+    if (row.node.find('+') == std::string::npos || match_name(names, row.node, after, by_tensor).kind == Match::Own) {
       take(row.node, row);
       continue;
     }

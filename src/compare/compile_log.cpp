@@ -209,6 +209,39 @@ bool find_columns(const std::vector<Cell>& header, Columns& cols) {
   return node && on;
 }
 
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The ON cell as compare reads it: BPU, CPU, NULL or "--". hb_compile prints
+// the backend hbdk4's advice gives (compile-logs.md, round 4): the VPU and
+// SPU are parts of the BPU (`VPU+BPU`, `VPU`, `SPU` are BPU side); JIT code
+// runs on the host, so `JIT` is read as CPU (not on the BPU). Any case.
+bool placement_on(std::string_view cell, std::string& on) {
+  const std::string u = upper(cell);
+  if (u == "BPU" || u == "CPU" || u == "NULL" || u == "--") {
+    on = u;
+    return true;
+  }
+  if (u == "JIT") {
+    on = "CPU";
+    return true;
+  }
+  // VPU, SPU, and '+'-joined engines of the BPU (VPU+BPU).
+  size_t begin = 0;
+  while (begin <= u.size()) {
+    size_t end = u.find('+', begin);
+    if (end == std::string::npos) end = u.size();
+    const std::string_view part = std::string_view(u).substr(begin, end - begin);
+    if (part != "BPU" && part != "VPU" && part != "SPU") return false;
+    begin = end + 1;
+  }
+  on = "BPU";
+  return true;
+}
+
 // A row's cells by header name. A node name holding the separator (blanks in
 // an hb_mapper row, '|' in an hb_compile row) spreads over several cells:
 // the surplus is given back to the name, the only free-text column.
@@ -235,12 +268,11 @@ bool read_row(std::string_view text, const std::vector<Cell>& cells, const Colum
     return false;
   }
   // "--": folded away before placement (public J6 tables); not placed, neither BPU nor CPU.
-  if (on != "BPU" && on != "CPU" && on != "NULL" && on != "--") {
+  if (!placement_on(on, row.on)) {
     error = "line " + std::to_string(line) + ": placement table row '" + snippet(row.node) + "' has ON '" +
-            snippet(on) + "', expected BPU, CPU, NULL or --";
+            snippet(on) + "', expected BPU, CPU, NULL or -- (or VPU, SPU, JIT)";
     return false;
   }
-  row.on = std::string(on);
   if (cols.type != SIZE_MAX) row.type = std::string(at(cols.type));
   return true;
 }
@@ -428,8 +460,19 @@ std::string advice_name(std::string name) {
   return name;
 }
 
-// Rows follow the header up to a blank line or the end. A name holding an
-// unquoted comma spreads over several cells: the surplus goes back to it.
+// A CSV row's cells, one per header column. A row with more fields than its
+// header has an unquoted comma in its last column (a data type of two
+// values, `f32,si16`; an advice reason): the known columns are read from the
+// left by header position and the surplus goes back to the last column.
+std::vector<std::string> csv_row_cells(std::string_view text, size_t columns) {
+  std::vector<std::string> cells = split_csv(text);
+  if (columns == 0 || cells.size() <= columns) return cells;
+  for (size_t i = columns; i < cells.size(); ++i) cells[columns - 1] += "," + cells[i];
+  cells.resize(columns);
+  return cells;
+}
+
+// Rows follow the header up to a blank line or the end.
 size_t read_csv_table(const std::vector<Line>& lines, size_t header, const CsvColumns& cols, Table& table,
                       std::vector<NodeReason>& reasons, bool& ok, std::string& error) {
   table.format = cols.format;
@@ -438,16 +481,11 @@ size_t read_csv_table(const std::vector<Line>& lines, size_t header, const CsvCo
   for (; j < lines.size(); ++j) {
     const std::string_view text = trim(lines[j].text);
     if (text.empty()) break;
-    const std::vector<std::string> cells = split_csv(text);
-    const size_t extra = cells.size() > cols.count ? cells.size() - cols.count : 0;
-    auto at = [&](size_t column) -> std::string {
-      if (column == SIZE_MAX) return "";
-      const size_t i = column > cols.node ? column + extra : column;
-      return i < cells.size() ? cells[i] : std::string();
-    };
+    const std::vector<std::string> cells = csv_row_cells(text, cols.count);
+    auto at = [&](size_t column) -> std::string { return column < cells.size() ? cells[column] : std::string(); };
     PlacementRow row;
     row.line = lines[j].number;
-    for (size_t i = cols.node; i < cells.size() && i <= cols.node + extra; ++i) row.node += (i > cols.node ? "," : "") + cells[i];
+    row.node = at(cols.node);
     if (cols.format == LogFormat::AdviceCsv) row.node = advice_name(row.node);
     if (row.node.empty()) {
       error = "line " + std::to_string(row.line) + ": a placement table row without a node name";
@@ -471,13 +509,12 @@ size_t read_csv_table(const std::vector<Line>& lines, size_t header, const CsvCo
         ok = false;
         return j;
       }
-    } else if (on == "BPU" || on == "CPU" || on == "NULL" || on == "--") {
-      row.on = on;
+    } else if (placement_on(on, row.on)) {
     } else if (on == "fused") {
       row.on = "NULL";  // fused into a neighbour: what the printed table says with NULL
     } else {
       error = "line " + std::to_string(row.line) + ": placement table row '" + snippet(row.node) + "' has ON '" +
-              snippet(on) + "', expected BPU, CPU, NULL, -- or fused";
+              snippet(on) + "', expected BPU, CPU, NULL, -- or fused (or VPU, SPU, JIT)";
       ok = false;
       return j;
     }
@@ -494,6 +531,335 @@ size_t read_csv_table(const std::vector<Line>& lines, size_t header, const CsvCo
     table.rows.push_back(std::move(row));
   }
   return j;
+}
+
+// ---- hbdk4's <prefix>_advice.json ------------------------------------------
+//
+// Its layout is not public (compile-logs.md gives its meaning only), so it is
+// read tolerantly (tests/compare/README.md): records are JSON objects that
+// carry a name (a tensor's or an op's) and a backend; they come as an array,
+// as arrays held by a top-level object, or as a top-level object keyed by
+// name whose values are records or bare backend strings.
+
+// A JSON value, as much as the advice reader needs: strings and scalars keep
+// their text; `line` is where the value starts.
+struct Json {
+  enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
+  std::string text;
+  std::vector<Json> items;                             // Array
+  std::vector<std::pair<std::string, Json>> members;  // Object, in file order
+  size_t line = 1;
+};
+
+// A strict RFC 8259 reader with a depth limit (hostile input never
+// exhausts the stack); errors say "line N: ...".
+class JsonReader {
+ public:
+  explicit JsonReader(std::string_view text) : s_(text) {}
+
+  bool read(Json& out, std::string& error) {
+    if (!value(out, 0)) {
+      error = "line " + std::to_string(line_) + ": not valid JSON (" + error_ + ")";
+      return false;
+    }
+    skip_space();
+    if (pos_ != s_.size()) {
+      error = "line " + std::to_string(line_) + ": not valid JSON (text after the value)";
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;
+
+  bool fail(const char* why) {
+    error_ = why;
+    return false;
+  }
+
+  void skip_space() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\r' || s_[pos_] == '\n')) {
+      if (s_[pos_] == '\n') ++line_;
+      ++pos_;
+    }
+  }
+
+  bool literal(std::string_view word) {
+    if (s_.substr(pos_, word.size()) != word) return fail("unexpected character");
+    pos_ += word.size();
+    return true;
+  }
+
+  static void put_utf8(std::string& out, unsigned long cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+
+  bool hex4(unsigned long& cp) {
+    if (pos_ + 4 > s_.size()) return fail("a cut \\u escape");
+    cp = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = s_[pos_++];
+      const int d = is_digit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+      if (d < 0) return fail("a bad \\u escape");
+      cp = cp * 16 + static_cast<unsigned long>(d);
+    }
+    return true;
+  }
+
+  bool string(std::string& out) {
+    ++pos_;  // the opening quote
+    while (pos_ < s_.size()) {
+      const char c = s_[pos_++];
+      if (c == '"') return true;
+      if (static_cast<unsigned char>(c) < 0x20) return fail("a control character in a string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (pos_ >= s_.size()) break;
+      const char e = s_[pos_++];
+      switch (e) {
+        case '"': case '\\': case '/': out += e; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          unsigned long cp = 0;
+          if (!hex4(cp)) return false;
+          if (cp >= 0xD800 && cp < 0xDC00 && s_.substr(pos_, 2) == "\\u") {
+            pos_ += 2;
+            unsigned long low = 0;
+            if (!hex4(low)) return false;
+            if (low < 0xDC00 || low >= 0xE000) return fail("a bad surrogate pair");
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          } else if (cp >= 0xD800 && cp < 0xE000) {
+            return fail("a lone surrogate");
+          }
+          put_utf8(out, cp);
+          break;
+        }
+        default: return fail("a bad escape");
+      }
+    }
+    return fail("a string without its closing quote (truncated file?)");
+  }
+
+  bool number(std::string& out) {
+    const size_t begin = pos_;
+    if (s_[pos_] == '-') ++pos_;
+    const size_t digits = pos_;
+    while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
+    if (pos_ == digits || (s_[digits] == '0' && pos_ - digits > 1)) return fail("a bad number");
+    if (pos_ < s_.size() && s_[pos_] == '.') {
+      const size_t frac = ++pos_;
+      while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
+      if (pos_ == frac) return fail("a bad number");
+    }
+    if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
+      ++pos_;
+      if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
+      const size_t exp = pos_;
+      while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
+      if (pos_ == exp) return fail("a bad number");
+    }
+    out = std::string(s_.substr(begin, pos_ - begin));
+    return true;
+  }
+
+  bool value(Json& out, int depth) {
+    skip_space();
+    out.line = line_;
+    if (pos_ >= s_.size()) return fail("it ends early (truncated file?)");
+    if (depth > kMaxDepth) return fail("nested too deeply");
+    const char c = s_[pos_];
+    if (c == '{') return object(out, depth);
+    if (c == '[') return array(out, depth);
+    if (c == '"') {
+      out.kind = Json::String;
+      return string(out.text);
+    }
+    if (c == '-' || is_digit(c)) {
+      out.kind = Json::Number;
+      return number(out.text);
+    }
+    if (c == 't' || c == 'f') {
+      out.kind = Json::Bool;
+      out.text = c == 't' ? "true" : "false";
+      return literal(out.text);
+    }
+    out.kind = Json::Null;
+    return literal("null");
+  }
+
+  bool array(Json& out, int depth) {
+    out.kind = Json::Array;
+    ++pos_;
+    skip_space();
+    if (pos_ < s_.size() && s_[pos_] == ']') return ++pos_, true;
+    while (true) {
+      out.items.emplace_back();
+      if (!value(out.items.back(), depth + 1)) return false;
+      skip_space();
+      if (pos_ >= s_.size()) return fail("an array without its ']' (truncated file?)");
+      if (s_[pos_] == ']') return ++pos_, true;
+      if (s_[pos_++] != ',') return fail("expected ',' or ']'");
+    }
+  }
+
+  bool object(Json& out, int depth) {
+    out.kind = Json::Object;
+    ++pos_;
+    skip_space();
+    if (pos_ < s_.size() && s_[pos_] == '}') return ++pos_, true;
+    while (true) {
+      skip_space();
+      if (pos_ >= s_.size()) return fail("an object without its '}' (truncated file?)");
+      if (s_[pos_] != '"') return fail("expected a quoted key");
+      std::string key;
+      if (!string(key)) return false;
+      skip_space();
+      if (pos_ >= s_.size() || s_[pos_++] != ':') return fail("expected ':' after a key");
+      out.members.emplace_back(std::move(key), Json{});
+      if (!value(out.members.back().second, depth + 1)) return false;
+      skip_space();
+      if (pos_ >= s_.size()) return fail("an object without its '}' (truncated file?)");
+      if (s_[pos_] == '}') return ++pos_, true;
+      if (s_[pos_++] != ',') return fail("expected ',' or '}'");
+    }
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+  size_t line_ = 1;
+  std::string error_;
+};
+
+// A member by any of `keys`, case-insensitive; nullptr when none.
+const Json* member(const Json& object, std::initializer_list<std::string_view> keys) {
+  for (std::string_view key : keys) {
+    for (const auto& [name, value] : object.members) {
+      if (lower(name) == key) return &value;
+    }
+  }
+  return nullptr;
+}
+
+// hbdk4's backend as the table prints it (horizon_tc_ui NodeInfo): Vpu and
+// Spu are BPU, external_cpu CPU, external_jit JIT (read as CPU), no backend "--".
+bool advice_backend(const Json* backend, std::string& on) {
+  if (backend == nullptr || backend->kind == Json::Null) {
+    on = "--";
+    return true;
+  }
+  if (backend->kind != Json::String) return false;
+  const std::string b = lower(backend->text);
+  if (b.empty()) on = "--";
+  else if (b == "external_cpu" || b == "cpu") on = "CPU";
+  else if (b == "external_jit" || b == "jit") on = "CPU";
+  else return placement_on(b, on);
+  return true;
+}
+
+// One advice record -> a row; false (with an error) for a backend it cannot read.
+// A record without a name is not a record: `named` is false then.
+bool advice_row(const Json& record, const std::string& key_name, PlacementRow& row, bool& named, std::string& error) {
+  named = false;
+  const Json* name = member(record, {"tensor", "tensor_name", "output", "output_name", "name", "op_name", "opname",
+                                     "node", "node_name", "location", "loc"});
+  if (name != nullptr && name->kind == Json::String && !name->text.empty()) {
+    row.node = advice_name(name->text);
+  } else if (!key_name.empty()) {
+    row.node = advice_name(key_name);
+  } else {
+    return true;
+  }
+  named = !row.node.empty();
+  if (!named) return true;
+  const Json* backend = member(record, {"backend", "device"});
+  row.line = record.line;
+  if (!advice_backend(backend, row.on)) {
+    error = "line " + std::to_string(record.line) + ": advice record '" + snippet(row.node) + "' has backend '" +
+            snippet(backend->text.empty() ? "(an object or array)" : backend->text) +
+            "', expected Vpu, Spu, Bpu, external_cpu, external_jit or null";
+    return false;
+  }
+  if (const Json* type = member(record, {"op_type", "optype", "type", "op"}); type != nullptr && type->kind == Json::String) {
+    row.type = type->text;
+  }
+  return true;
+}
+
+// Every record of the file, in file order (see the layouts above).
+bool advice_rows(const Json& root, std::vector<PlacementRow>& rows, std::string& error) {
+  auto take_array = [&](const Json& array) {
+    for (const Json& item : array.items) {
+      if (item.kind != Json::Object) continue;
+      PlacementRow row;
+      bool named = false;
+      if (!advice_row(item, "", row, named, error)) return false;
+      if (named) rows.push_back(std::move(row));
+    }
+    return true;
+  };
+  if (root.kind == Json::Array) return take_array(root);
+  if (root.kind != Json::Object) return true;
+  for (const auto& [key, value] : root.members) {
+    if (value.kind == Json::Array) {
+      if (!take_array(value)) return false;
+    } else if (value.kind == Json::Object) {
+      PlacementRow row;
+      bool named = false;
+      if (!advice_row(value, key, row, named, error)) return false;
+      if (named) rows.push_back(std::move(row));
+    } else if (value.kind == Json::String || value.kind == Json::Null) {  // "tensor": "Vpu"
+      PlacementRow row;
+      row.node = advice_name(key);
+      row.line = value.line;
+      // A bare string that names no backend is not a record ("version": "1.0").
+      if (!row.node.empty() && advice_backend(&value, row.on)) rows.push_back(std::move(row));
+    }
+  }
+  return true;
+}
+
+// A JSON text is an advice file: its first character (after blanks and a
+// byte-order mark) opens an object or an array.
+bool looks_like_json(std::string_view text) {
+  if (starts_with(text, "\xEF\xBB\xBF")) text.remove_prefix(3);
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+}
+
+bool parse_advice_json(std::string_view text, CompileLog& out, std::string& error) {
+  if (starts_with(text, "\xEF\xBB\xBF")) text.remove_prefix(3);
+  Json root;
+  if (!JsonReader(text).read(root, error)) return false;
+  out.format = LogFormat::AdviceJson;
+  out.tables = 1;
+  out.table_line = root.line;
+  if (!advice_rows(root, out.rows, error)) return false;
+  if (out.rows.empty()) {
+    error = "no advice records: expected JSON objects with a tensor or op name and a backend (or device)";
+    return false;
+  }
+  return true;
 }
 
 // "can not get nhwc info from shape: [5, 1024]" (hb_mapper prints it once
@@ -645,6 +1011,7 @@ const char* log_format_name(LogFormat f) {
     case LogFormat::HbCompile: return "hb_compile";
     case LogFormat::TableCsv: return "csv";
     case LogFormat::AdviceCsv: return "advice_csv";
+    case LogFormat::AdviceJson: return "advice_json";
     case LogFormat::HbMapper: break;
   }
   return "hb_mapper";
@@ -657,7 +1024,10 @@ bool compiler_made_name(std::string_view node) {
          (node.size() > kRequantize.size() && node.substr(node.size() - kRequantize.size()) == kRequantize);
 }
 
-bool parse_compile_log(std::string_view text, CompileLog& out, std::string& error) {
+namespace {
+
+// The log and CSV forms: the last placement table of the text.
+bool parse_tables(std::string_view text, CompileLog& out, std::string& error) {
   out = CompileLog{};
   const std::vector<Line> lines = split_lines(text);
   Table last;
@@ -703,6 +1073,21 @@ bool parse_compile_log(std::string_view text, CompileLog& out, std::string& erro
     find_shape_reasons(line, out.shape_reasons);
   }
   for (auto& r : last_row_reasons) out.reasons.push_back(std::move(r));
+  return true;
+}
+
+}  // namespace
+
+bool parse_compile_log(std::string_view text, CompileLog& out, std::string& error) {
+  out = CompileLog{};
+  if (!looks_like_json(text)) return parse_tables(text, out, error);
+  // Text opening with '{' or '[' is advice JSON, unless it is not JSON and a
+  // table follows (a log whose first line is "[INFO] ...").
+  if (parse_advice_json(text, out, error)) return true;
+  CompileLog table;
+  std::string table_error;
+  if (!parse_tables(text, table, table_error)) return false;
+  out = std::move(table);
   return true;
 }
 

@@ -11,12 +11,23 @@
 //   hb_compile  a box-drawn table `| Node | NodeType | ON | ... |`, every
 //               line behind a logging prefix.
 //   csv         the hb_compile table kept as CSV (`Node,NodeType,ON,...`;
-//               `fused` in the ON cell of a fused node reads as NULL).
+//               `fused` in the ON cell of a fused node reads as NULL), and
+//               hb_compile's own `<prefix>_node_info.csv` (the same table).
 //   advice_csv  hb_compile's `<prefix>_advice.csv`: one row per op with a
 //               `Device` (bpu / external_cpu), an `OpType`, the op's name
 //               and a reason.
-// Both CSV forms are recognised by their header line, whatever the file is called.
-// Columns are found by their header names, never by position or width.
+//   advice_json hbdk4's `<prefix>_advice.json`: records carrying a tensor's
+//               (or an op's) name and a backend (Vpu, Spu, bpu, external_cpu,
+//               external_jit, null); compare.h ties a tensor to the node whose
+//               first output it is. Its layout is not public: see
+//               tests/compare/README.md for what is read.
+// The CSV forms are recognised by their header line, the JSON by its first
+// character, whatever the file is called. Columns are found by their header
+// names, never by width; a CSV row with more fields than its header (an
+// unquoted `f32,si16` data type) keeps the header's positions and gives the
+// surplus to the last column.
+// ON cells: BPU, CPU, NULL, "--"; VPU+BPU, VPU and SPU read as BPU (parts of
+// the BPU), JIT as CPU (host code); any case.
 #pragma once
 
 #include <cstddef>
@@ -26,12 +37,13 @@
 
 namespace bpulint {
 
-enum class LogFormat { HbMapper, HbCompile, TableCsv, AdviceCsv };
-const char* log_format_name(LogFormat f);  // "hb_mapper" | "hb_compile" | "csv" | "advice_csv"
+enum class LogFormat { HbMapper, HbCompile, TableCsv, AdviceCsv, AdviceJson };
+// "hb_mapper" | "hb_compile" | "csv" | "advice_csv" | "advice_json"
+const char* log_format_name(LogFormat f);
 
 struct PlacementRow {
   std::string node;  // as printed; fused nodes are joined with '+'
-  std::string on;    // "BPU", "CPU", "NULL" or "--" (folded before placement)
+  std::string on;    // "BPU", "CPU", "NULL" or "--" (folded before placement; no advice backend)
   std::string type;  // the compiler's op (Type / NodeType column); "" when the table has none
   size_t line = 0;   // 1-based line of the row in the log
 };
