@@ -370,7 +370,7 @@ compiler_parameters:
   CHECK(lists.err.find("mismatch.yaml:3:16: input_name lists 2 inputs but input_shape 1 shapes") != std::string::npos);
 }
 
-TEST_CASE("--hb-config: nodes it puts on the CPU are a plan, not violations; on the BPU they settle the default's warning") {
+TEST_CASE("--hb-config: nodes it puts on the CPU are a plan, not violations, and on the BPU they settle the default's warning") {
   // A real torch.onnx.export of a small ViT (tests/exports): on X5 its first attention MatMul breaks
   // BPU5201 and its Softmax is 3-D over the last axis (BPU3402).
   TempDir dir;
