@@ -523,6 +523,29 @@ TEST_CASE("bpu-lint compare: exit 0 on the agreeing X5 and J6E logs, the platfor
   CHECK(j6e.out.find("hb_compile 3.3.11, hbdk 4.1.17, hmct 2.1.9") != std::string::npos);
 }
 
+TEST_CASE("bpu-lint compare --hb-config: a node the config puts on the CPU, printed CPU, agrees") {
+  // The J6E log as a team compiles it with run_on_cpu for one Conv: that row prints CPU.
+  TempDir dir;
+  std::string log = read_file(kJ6e);
+  const std::string row = "| /model.1/conv/Conv                   | Conv      | BPU  |";
+  REQUIRE(log.find(row) != std::string::npos);
+  log.replace(log.find(row), row.size(), "| /model.1/conv/Conv                   | Conv      | CPU  |");
+  write_file(dir.path("planned.log"), log);
+  write_file(dir.path("config.yaml"), "model_parameters:\n  march: nash-e\n  run_on_cpu: /model.1/conv/Conv\n");
+  const CommandResult without = run_bpu_lint({"compare", kModel, dir.path("planned.log")});
+  INFO(without.out << without.err);
+  CHECK(without.exit_code == 1);
+  CHECK(without.out.find("missed: /model.1/conv/Conv (Conv)") != std::string::npos);
+  const CommandResult with = run_bpu_lint({"compare", kModel, dir.path("planned.log"), "--hb-config", dir.path("config.yaml")});
+  INFO(with.out << with.err);
+  CHECK(with.exit_code == 0);
+  CHECK(with.out.find("27 matched nodes: 27 agree, 0 missed, 0 wrong") != std::string::npos);
+  write_file(dir.path("broken.yaml"), "model_parameters: [\n");
+  const CommandResult broken = run_bpu_lint({"compare", kModel, kJ6e, "--hb-config", dir.path("broken.yaml")});
+  CHECK(broken.exit_code == 2);
+  CHECK(count(broken.err, "\n") == 1);
+}
+
 TEST_CASE("bpu-lint compare: missed and wrong nodes exit 1 and name the stub and the rule") {
   const CommandResult missed = run_bpu_lint({"compare", kModel, kX5, "--platform", "j6e"});
   INFO(missed.out << missed.err);

@@ -63,7 +63,7 @@ TEST_CASE("unknown key: file:line:col") {
   yaml += "    sevrity: error\n";
   CHECK(load_error(yaml) == "rules/test.yaml:15:5: unknown key 'sevrity' in rule (allowed: id, name, summary, "
                              "description, scope, ops, domain, when, require, message, severity, effect, cpu_node, "
-                             "source, status, ref, fixes)");
+                             "source, status, ref, fixes, resolved_by)");
 }
 
 TEST_CASE("bad expression points into the expression") {

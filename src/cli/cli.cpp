@@ -352,6 +352,8 @@ int run_cli(int argc, char** argv) {
   compare_cmd->add_option("--input-shape", compare_shapes, "Pin a dynamic input: NAME=1x3x224x224 (repeatable)")
       ->allow_extra_args(false);
   compare_cmd->add_option("--rules-dir", compare.rules_dir, "Rule folder");
+  compare_cmd->add_option("--hb-config", compare.hb_config,
+                          "The compile config the log was made with: its planned CPU nodes (node_info, run_on_cpu) agree");
   compare_cmd->add_option("--rules", compare.extra_rules, "Extra rule files or folders extending the database (repeatable)")
       ->allow_extra_args(false);
   auto* calibrate_cmd = app.add_subcommand(

@@ -4,6 +4,7 @@
 
 #include "bpulint/compare/compare.h"
 #include "bpulint/base/exit_codes.h"
+#include "bpulint/lint/hb_config.h"
 #include "bpulint/lint/lint.h"
 #include "bpulint/lint/settings.h"
 #include "bpulint/render/markup.h"
@@ -66,7 +67,18 @@ int compare(const CompareOptions& o) {
   if (!read_compile_log(o.log, log, error)) return command_error(o.log, error);
   const Platform* platform = log_platform(o.platform, o.log, db, log);
   if (platform == nullptr) return kExitError;
-  const ModelReport report = lint(o.model, ModelPlan::defaults(*platform, o.facts));
+  // The config's planned CPU nodes are CPU in the prediction too: the table
+  // prints them CPU by the team's choice, which is agreement, not a miss.
+  HbConfig config;
+  ModelPlan plan = ModelPlan::defaults(*platform, o.facts);
+  if (!o.hb_config.empty()) {
+    if (!load_hb_config(o.hb_config, config, error)) return command_error("bpu-lint", error);
+    for (const auto& [name, dims] : config.input_shapes) {
+      if (plan.facts.input_shapes.emplace(name, dims).second) plan.facts.pin_sources[name] = o.hb_config + " input_shape";
+    }
+    plan_compile_config(config, plan);
+  }
+  const ModelReport report = lint(o.model, plan);
   if (!report.ok) return command_error(o.model, report.error);
 
   const Comparison comparison = compare_placement(report, log);

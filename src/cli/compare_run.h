@@ -20,6 +20,7 @@ struct CompareOptions {
   std::string rules_dir;                 // replaces the built-in database
   std::vector<std::string> extra_rules;  // --rules: files or folders extending it (e.g. completed stubs)
   FactOptions facts;                     // --input-shape
+  std::string hb_config;                 // --hb-config: the compile config's planned placements and pins
 };
 
 // 0 when every matched node agrees, 1 otherwise, 2 when the model, the log,

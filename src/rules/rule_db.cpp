@@ -381,7 +381,8 @@ std::string base_name(const std::string& path) {
 
 // Node rules a same-family chip has and this one lacks (no rule with the same
 // id, nor one with the same `ref`, i.e. its own version of that limit).
-// Derived rules are hints already and are not passed on.
+// Derived rules are hints already and are not passed on, nor are notes: a
+// note states no limit (BPU2381 says a placement is not known).
 void link_siblings(RuleDatabase& db) {
   for (auto& p : db.platforms) {
     p.sibling_rules.clear();
@@ -394,7 +395,8 @@ void link_siblings(RuleDatabase& db) {
     for (const auto& s : db.platforms) {
       if (&s == &p || s.family != p.family) continue;
       for (const auto& r : s.rules) {
-        if (r.scope != RuleScope::Node || r.builtin || r.status == Status::Derived || ids.count(r.id) > 0 ||
+        if (r.scope != RuleScope::Node || r.builtin || r.status == Status::Derived || r.severity == Severity::Note ||
+            ids.count(r.id) > 0 ||
             (!r.ref.empty() && refs.count(r.ref) > 0)) {
           continue;
         }
