@@ -502,8 +502,9 @@ void add_custom_op_notes(const ModelFacts& facts, std::vector<Diagnostic>& node_
 // Findings that repeat one fact per node are said once per model, on the
 // first node, with the count and the first few node names: an op whose
 // placement is unknown or CPU-only (a QDQ export has hundreds of
-// QuantizeLinear nodes), and a derived rule's hint (another chip's number:
-// the ViT's six Linear layers would otherwise get six notes). The others
+// QuantizeLinear nodes), a derived rule's hint (another chip's number:
+// the ViT's six Linear layers would otherwise get six notes) and any other
+// note (a detector's 93 runtime-index Gathers say one thing). The others
 // stay in the list, counted in that note (folded_into_note).
 void fold_repeats(const ModelFacts& facts, std::vector<Diagnostic>& diagnostics) {
   std::map<std::string, std::vector<Diagnostic*>> groups;
@@ -511,7 +512,8 @@ void fold_repeats(const ModelFacts& facts, std::vector<Diagnostic>& diagnostics)
     if (d.node < 0) continue;
     const NodeFacts& n = facts.nodes[static_cast<size_t>(d.node)];
     const bool placement = d.rule->builtin && (d.rule->id == builtin::kOpNotInDatabase || d.rule->id == builtin::kOpRunsOnCpu);
-    const bool derived = !d.rule->builtin && d.rule->status == Status::Derived && d.outcome == Outcome::Fail;
+    const bool derived = !d.rule->builtin && d.outcome == Outcome::Fail &&
+                         (d.rule->status == Status::Derived || d.severity == Severity::Note);
     if (placement && n.domain.empty()) groups[d.rule->id + "|" + n.op_type].push_back(&d);
     else if (derived) groups[d.rule->id].push_back(&d);
   }

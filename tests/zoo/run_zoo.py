@@ -164,11 +164,15 @@ def same_findings_asserts(all_reports):
 
 def torch_version():
     """major.minor of the exporting Python's torch: the goldens are per torch (golden/torch-X.Y)."""
-    run = subprocess.run([EXPORT_PYTHON, "-c", "import torch, torchvision; print(torch.__version__)"],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if run.returncode != 0:
-        return None, run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "no output"
-    return ".".join(run.stdout.strip().split(".")[:2]), None
+    # stderr apart: torch's libraries may warn there (a chroot without /dev/shm does), and
+    # a warning must not become the golden folder's name.
+    run = subprocess.run([EXPORT_PYTHON, "-c", "import torch, torchvision; print('torch', torch.__version__)"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    said = [line.split()[1] for line in run.stdout.splitlines() if line.startswith("torch ") and len(line.split()) == 2]
+    if run.returncode != 0 or not said:
+        why = (run.stderr.strip() or run.stdout.strip() or "no output").splitlines()[-1]
+        return None, why
+    return ".".join(said[-1].split(".")[:2]), None
 
 
 def lint(binary, model, platform):
