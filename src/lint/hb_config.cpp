@@ -83,6 +83,9 @@ void read_node_info(const FileReader& reader, const YAML::Node& model, std::map<
       const std::string value = trim(reader.scalar(field.second, "node_info " + key));
       if (key == "ON") {
         node.on = upper(value);
+        if (node.on != "BPU" && node.on != "CPU") {
+          reader.fail(field.second, "node_info '" + name + "': ON must be BPU or CPU, not '" + value + "'");
+        }
         node.from = "node_info";
       } else if (key == "InputType") {
         node.input_type = value;
