@@ -82,10 +82,13 @@ void apply_compile_config(ModelReport& r, const HbConfig& config) {
   if (config.nodes.empty()) return;
   std::set<std::string> seen;
   std::vector<std::string> planned_cpu;
+  // Each node's entry, looked up once: the findings below read it again.
+  std::vector<const std::pair<const std::string, HbNodeConfig>*> entry(r.facts.nodes.size(), nullptr);
   for (size_t i = 0; i < r.facts.nodes.size(); ++i) {
     const auto& n = r.facts.nodes[i];
     const auto it = n.name.empty() ? config.nodes.end() : config.nodes.find(std::string(n.name));
     if (it == config.nodes.end()) continue;
+    entry[i] = &*it;
     seen.insert(it->first);
     if (it->second.on == "CPU") {
       r.placement[i] = Placement::Cpu;
@@ -93,14 +96,12 @@ void apply_compile_config(ModelReport& r, const HbConfig& config) {
     }
   }
   for (auto& d : r.diagnostics) {
-    if (d.node < 0 || !d.waiver.empty()) continue;
-    const auto& n = r.facts.nodes[static_cast<size_t>(d.node)];
-    const auto it = n.name.empty() ? config.nodes.end() : config.nodes.find(std::string(n.name));
-    if (it == config.nodes.end()) continue;
-    if (it->second.on == "CPU") {
-      d.waiver = "on the CPU by the compile config's choice (" + config.path + ": " + it->second.from + ")";
-    } else if (it->second.on == "BPU" && d.rule->resolved_by_config_on_bpu) {
-      d.waiver = "moved to the BPU by the compile config (" + config.path + ": " + it->second.from + " ON BPU)";
+    if (d.node < 0 || !d.waiver.empty() || entry[static_cast<size_t>(d.node)] == nullptr) continue;
+    const HbNodeConfig& c = entry[static_cast<size_t>(d.node)]->second;
+    if (c.on == "CPU") {
+      d.waiver = "on the CPU by the compile config's choice (" + config.path + ": " + c.from + ")";
+    } else if (c.on == "BPU" && d.rule->resolved_by_config_on_bpu) {
+      d.waiver = "moved to the BPU by the compile config (" + config.path + ": " + c.from + " ON BPU)";
     }
   }
   std::vector<std::string> missing;
