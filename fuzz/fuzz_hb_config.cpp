@@ -3,12 +3,16 @@
 // Invariants: a failure says why on one line, naming the file; a success
 // holds positive dims only, one listed name per pinned input, and a model
 // path resolved against the config's folder; every node entry (node_info,
-// run_on_*) is named and says where its placement came from.
+// run_on_*) is named and says where its placement came from. The config
+// fixes' writer (fix_hb_config_text) on a config that parses: a node_info
+// entry added and one changed either succeed and re-read with both as set
+// (it proves that itself; checked here again) or fail on one line.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "bpulint/lint/hb_config.h"
+#include "bpulint/lint/hb_config_writer.h"
 #include "fuzz_util.h"
 
 using namespace bpulint;
@@ -38,5 +42,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(node.on.empty() == node.from.empty(), "a placement without its key, or a key without placement");
   }
   (void)hb_config_summary(config);
+
+  std::vector<ConfigEdit> edits = {node_on_bpu_edit("/model.10/m/m.0/attn/Softmax", "int8")};
+  if (!config.nodes.empty()) edits.push_back({config.nodes.begin()->first, {{"OutputType", "int16"}}});
+  std::string fixed;
+  if (!fix_hb_config_text(text, path, edits, fixed, error)) {
+    FUZZ_CHECK(!error.empty() && error.find('\n') == std::string::npos, "the config writer failed without one line");
+    return 0;
+  }
+  HbConfig again;
+  FUZZ_CHECK(parse_hb_config(fixed, path, again, error), "the fixed config does not re-read: " + error);
+  FUZZ_CHECK(again.nodes["/model.10/m/m.0/attn/Softmax"].on == "BPU", "the added entry is not read back");
+  FUZZ_CHECK(again.input_shapes == config.input_shapes && again.march == config.march, "the fix changed other keys");
   return 0;
 }

@@ -20,6 +20,7 @@
 #include "calibrate_run.h"
 #include "compare_run.h"
 #include "bpulint/fix/fix_catalog.h"
+#include "bpulint/fix/config_fix.h"
 #include "bpulint/lint/hb_config.h"
 #include "lint_run.h"
 #include "bpulint/base/output_file.h"
@@ -168,8 +169,25 @@ bool add_user_rules(RuleDatabase& db, const std::vector<std::string>& rules, con
 
 int cmd_explain(const RuleDatabase& db, const std::string& id) {
   if (const FixKind* fix = find_fix_kind(id)) {
-    std::cout << fix->id << ": " << fix->title << " (" << applicability_name(fix->applicability) << ")\n\nPyTorch replacement (build it from the original nn.ConvTranspose3d):\n\n"
-              << "import torch\nfrom torch import nn\n\n" << fix->torch_source;
+    std::cout << fix->id << ": " << fix->title << " (" << applicability_name(fix->applicability) << ")\n\n";
+    if (fix->layer != nullptr) {
+      std::cout << "PyTorch replacement (build it from the original nn.ConvTranspose3d):\n\n"
+                << "import torch\nfrom torch import nn\n\n" << fix->layer->torch_source;
+    } else if (fix->config != nullptr) {
+      std::set<std::string> offering;  // rule ids, over every platform
+      for (const auto& p : db.platforms) {
+        for (const auto& r : p.rules) {
+          if (std::find(r.fixes.begin(), r.fixes.end(), id) != r.fixes.end()) offering.insert(r.id);
+        }
+      }
+      std::string rules;
+      for (const auto& r : offering) rules += (rules.empty() ? "" : ", ") + r;
+      std::cout << "A compile-config fix: the model is not changed. `bpu-lint MODEL --hb-config CONFIG --fix` writes a\n"
+                << "copy of CONFIG (--fixed-config, default <config stem>.fixed.yaml) with the node_info entries it adds,\n"
+                << "every other line as it was, proven by reading the copy back; the re-lint uses the copy.\n\n"
+                << "Offered by: " << (rules.empty() ? "no built-in rule" : rules) << "\n"
+                << "Evidence: " << fix->config->evidence << "\n";
+    }
     return kExitClean;
   }
   for (const auto& r : builtin_rules()) {
@@ -218,12 +236,16 @@ bool outputs_acceptable(RunOptions& run) {
   const Output outputs[] = {{&run.output_file, OutputUse::Text, "the report (-o)"},
                             {&run.write_baseline, OutputUse::Text, kBaselineWriteRole},
                             {&run.pytorch_snippet, OutputUse::Text, "the PyTorch snippet (--pytorch-snippet)"},
-                            {&run.fixed_model, OutputUse::Model, kFixedModelRole}};
+                            {&run.fixed_model, OutputUse::Model, kFixedModelRole},
+                            {&run.fixed_config, OutputUse::Text, "the fixed compile config (--fixed-config)"}};
+  // The fixed compile config is never the config it copies, as no output is an input model.
+  std::vector<std::string> config_inputs = run.inputs;
+  if (run.hb_config != nullptr) config_inputs.push_back(run.hb_config->path);
   for (const auto& [path, use, role] : outputs) {
     OutputTarget target;
     std::string error;
     if (path->empty()) continue;
-    if (!resolve_output(*path, use, run.inputs, target, error)) {
+    if (!resolve_output(*path, use, path == &run.fixed_config ? config_inputs : run.inputs, target, error)) {
       std::cerr << "bpu-lint: error: " << printable_text(error) << "\n";
       return false;
     }
@@ -277,6 +299,9 @@ int run_cli(int argc, char** argv) {
   app.add_option("--fix-strategy", run.fix_strategy, "auto (each node's recommended fix) or a fix id")
       ->check(CLI::IsMember(fix_strategies()));
   app.add_option("--fixed-model", run.fixed_model, "Where --fix writes (default: <stem>.fixed.onnx beside the input)");
+  app.add_option("--fixed-config", run.fixed_config,
+                 "Where --fix writes the compile config with its config fixes (default: <config stem>.fixed.yaml beside "
+                 "the fixed model); needs --hb-config");
   app.add_flag("--external-data", run.external_data,
                "With --fix: write the weights to <fixed>.data beside the model (automatic above 2 GiB)");
   app.add_option("--pytorch-snippet", run.pytorch_snippet,
@@ -420,7 +445,11 @@ int run_cli(int argc, char** argv) {
     run.hb_config = &hb_config;
   }
   if (!run.fixed_model.empty() && !run.fix) {
-    std::cerr << "bpu-lint: --fixed-model needs --fix\n";
+    std::cerr << "bpu-lint: error: --fixed-model needs --fix\n";
+    return kExitError;
+  }
+  if (!run.fixed_config.empty() && (!run.fix || run.hb_config == nullptr)) {
+    std::cerr << "bpu-lint: error: --fixed-config needs --fix and --hb-config (the config it copies)\n";
     return kExitError;
   }
   if (!outputs_acceptable(run)) return kExitError;

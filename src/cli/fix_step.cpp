@@ -1,9 +1,13 @@
 #include "fix_step.h"
 
+#include <filesystem>
 #include <iostream>
 #include <map>
 
+#include "bpulint/base/io_plan.h"
 #include "bpulint/fix/fix_apply.h"
+#include "bpulint/lint/hb_config_writer.h"
+#include "bpulint/lint/settings.h"
 #include "bpulint/render/markup.h"
 #include "bpulint/model/model_writer.h"
 #include "bpulint/base/output_file.h"
@@ -40,28 +44,110 @@ void say_nothing_to_fix(std::ostream& log, const ModelReport& r, const Platform&
   log << " (bpu-lint explain " << printable_text(unfixed.begin()->first) << ")\n";
 }
 
+namespace {
+
+// The compile-config half of --fix: the chosen config fixes added to a copy
+// of --hb-config, proven, written. False after an error (said on `log`).
+bool write_fixed_config(ModelRun& m, const RunOptions& o, const std::vector<const ConfigFixPlan*>& chosen,
+                        const std::string& folder, std::ostream& log, HbConfig& fixed) {
+  const HbConfig& config = *o.hb_config;
+  auto run = std::make_unique<ConfigFixRun>();
+  run->config_path = config.path;
+  run->output_path = o.fixed_config.empty() ? default_fixed_config_path(config.path, folder) : o.fixed_config;
+  const std::vector<ConfigEdit> edits = merge_config_edits(chosen);
+  for (const ConfigFixPlan* p : chosen) {
+    const FixKind* kind = find_fix_kind(p->kind);
+    for (const ConfigEdit& e : p->edits) {
+      run->added.push_back({p->kind, p->rule, e.node, config_edit_text(e), kind->config->evidence});
+    }
+  }
+  const std::vector<std::string> inputs = {m.path, config.path};
+  std::string text, error, failed;  // failed: the file the error is about
+  if (!fix_hb_config_text(config.text, config.path, edits, text, error)) {
+    failed = config.path;
+  } else if ((o.fixed_config.empty() && !plan_write(run->output_path, "the fixed compile config", error)) ||
+             !write_output(run->output_path, text, inputs, error)) {
+    failed = run->output_path;
+  } else if (!parse_hb_config(text, run->output_path, fixed, error)) {  // proven already: read as written
+    failed = run->output_path;
+  }
+  if (!failed.empty()) {
+    run->error = error;
+    std::cerr << printable_text(failed + ": error: " + error) << "\n";
+    m.config_fix_run = std::move(run);
+    return false;
+  }
+  fixed.text = std::move(text);
+  run->written = true;
+  log << printable_text(config.path) << ": wrote " << printable_text(run->output_path) << " with " << edits.size()
+      << " node_info entr" << (edits.size() == 1 ? "y" : "ies") << " added or changed (every other line as it was):\n";
+  std::string said_evidence;
+  for (const auto& a : run->added) {
+    log << "    " << printable_text(a.line) << "   # " << a.kind << ", settles " << a.rule << "\n";
+  }
+  for (const ConfigFixPlan* p : chosen) {
+    const FixKind* kind = find_fix_kind(p->kind);
+    if (said_evidence.find(p->kind + ";") != std::string::npos) continue;
+    said_evidence += p->kind + ";";
+    log << "  " << p->kind << " (" << applicability_name(kind->applicability)
+        << ": the node is quantised where it ran in float; check accuracy after calibration): "
+        << printable_text(kind->config->evidence) << "\n";
+  }
+  m.config_fix_run = std::move(run);
+  return true;
+}
+
+}  // namespace
+
 bool fix_and_relint(ModelRun& m, const RunOptions& o, std::ostream& log, std::ostream* text_out,
                     const TextOptions& text) {
   const ModelReport& r = *m.report;
-  if (r.fix_plans.empty()) {
+  const std::vector<const ConfigFixPlan*> config_fixes = choose_config_fixes(r.config_fix_plans, o.fix_strategy);
+  if (r.fix_plans.empty() && config_fixes.empty()) {
     say_nothing_to_fix(log, r, *m.plan.platform);
     return true;
   }
-  const std::string out = o.fixed_model.empty() ? default_fixed_path(r.path) : o.fixed_model;
-  m.fix_run = std::make_unique<FixRun>(apply_fixes(*r.loaded, r.facts, r.fix_plans, o.fix_strategy, out, o.external_data));
-  render_fix_run(log, r, *m.fix_run, text);
-  const bool ok = m.fix_run->error.empty();
-  if (!m.fix_run->written) return ok;
+  bool ok = true;
+  std::string relint_file = m.file;  // the model the re-lint reads: the original, or what --fix wrote
+  std::string out;
+  if (!r.fix_plans.empty()) {
+    out = o.fixed_model.empty() ? default_fixed_path(r.path) : o.fixed_model;
+    m.fix_run = std::make_unique<FixRun>(apply_fixes(*r.loaded, r.facts, r.fix_plans, o.fix_strategy, out, o.external_data));
+    render_fix_run(log, r, *m.fix_run, text);
+    ok = m.fix_run->error.empty();
+    if (m.fix_run->written) relint_file = out;
+  }
+  HbConfig fixed_config;
+  bool config_written = false;
+  if (!config_fixes.empty() && o.hb_config == nullptr) {
+    // Said, not done: the lines are known, the file to add them to is not.
+    log << printable_text(r.path) << ": " << config_fixes.size() << " finding" << (config_fixes.size() == 1 ? "" : "s")
+        << " can be settled in the compile config (" << printable_text(config_fixes.front()->kind)
+        << "); give it with --hb-config FILE and --fix writes the fixed copy\n";
+  } else if (!config_fixes.empty()) {
+    const std::string folder = std::filesystem::path(relint_file == m.file ? r.path : out).parent_path().string();
+    config_written = write_fixed_config(m, o, config_fixes, r.path == "-" ? "" : folder, log, fixed_config);
+    ok = ok && config_written;
+  }
+  const bool model_written = m.fix_run != nullptr && m.fix_run->written;
+  if (!model_written && !config_written) return ok;
   ModelPlan relint = m.plan;
-  relint.baseline = nullptr;
-  m.fixed = std::make_unique<ModelReport>(lint(out, relint));
+  if (model_written) relint.baseline = nullptr;  // its entries name the original's path
+  if (config_written) {
+    relint.facts.config_float_nodes.clear();
+    plan_compile_config(fixed_config, relint);
+  }
+  const std::string shown = model_written ? out : r.path;
+  m.fixed = std::make_unique<ModelReport>(lint(shown, relint, read_model(relint_file)));
   if (!m.fixed->ok) {
-    std::cerr << printable_text(out + ": error: " + m.fixed->error) << "\n";
+    std::cerr << printable_text(shown + ": error: " + m.fixed->error) << "\n";
     m.fixed.reset();
     return false;
   }
   if (text_out != nullptr) {
-    *text_out << "re-lint of " << printable_text(out) << ":\n";
+    *text_out << "re-lint of " << printable_text(shown);
+    if (config_written) *text_out << " with " << printable_text(m.config_fix_run->output_path);
+    *text_out << ":\n";
     render_text(*text_out, *m.fixed, *m.plan.platform, text);
   }
   return ok;

@@ -70,6 +70,10 @@ class Runner {
       return fail(std::string(o_.fixed_model.empty() ? "--pytorch-snippet" : "--fixed-model") +
                   " needs exactly one model");
     }
+    // One compile config describes one model: the fixed copy is that model's.
+    if (o_.fix && o_.hb_config != nullptr && paths.size() != 1) {
+      return fail("--fix with --hb-config needs exactly one model (the config's)");
+    }
     if (!o_.baseline.empty() && !load_baseline(o_.baseline, baseline_, error)) return fail(error);
     // The first model is read and parsed while the configuration and the
     // rule database load: neither depends on the other, and on a 2-core

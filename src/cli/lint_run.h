@@ -30,6 +30,7 @@ struct RunOptions {
   bool exit_non_zero_on_fix = false;       // exit 1 when --fix wrote a model (the pre-commit fix hook)
   std::string fix_strategy = "auto";
   std::string fixed_model;
+  std::string fixed_config;  // --fixed-config: where --fix writes the compile config
   bool external_data = false;               // --external-data: fixed weights in <fixed>.data
   std::string pytorch_snippet;
   std::string config_file;                  // --config

@@ -28,7 +28,8 @@ struct ModelRun {
   ModelPlan plan;  // resolve_plan: the configuration's layers, a Horizon compile config, then the command line
   std::unique_ptr<ModelReport> report;
   std::unique_ptr<FixRun> fix_run;
-  std::unique_ptr<ModelReport> fixed;  // the re-lint of what --fix wrote
+  std::unique_ptr<ConfigFixRun> config_fix_run;  // --fix with --hb-config, when a finding offers a config fix
+  std::unique_ptr<ModelReport> fixed;  // the re-lint of what --fix wrote (the model, the config, or both)
 
   // What the run's verdict counts: the re-lint when --fix wrote a model.
   const ModelReport& verdict() const { return fixed ? *fixed : *report; }

@@ -120,6 +120,7 @@ RunInfo run_info(const std::vector<ModelRun>& models, const RunOptions& o, const
     if (m.report->ok) im.report = m.report.get();
     else im.error = m.report->error;
     im.fix_run = m.fix_run.get();
+    im.config_fix_run = m.config_fix_run.get();
     im.fixed = m.fixed.get();
     info.models.push_back(im);
   }

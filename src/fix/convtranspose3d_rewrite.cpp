@@ -7,10 +7,10 @@
 #include "bpulint/fix/fix_catalog.h"
 #include "bpulint/model/graph_walk.h"
 #include "bpulint/fix/quantised_weight.h"
-#include "fix_kinds.h"
+#include "convtranspose3d_parts.h"
 
 namespace bpulint {
-namespace {
+namespace ct3d {
 
 // Checked products: a cost that overflows is unknown, never wrong.
 int64_t mul(std::initializer_list<int64_t> factors) {
@@ -183,7 +183,9 @@ bool read_elements(const TensorBytesReader& reader, const onnx::TensorProto& t, 
   return true;
 }
 
-}  // namespace
+}  // namespace ct3d
+
+using namespace ct3d;
 
 NameAllocator NameAllocator::for_model(const onnx::ModelProto& model) {
   NameAllocator names;
@@ -218,124 +220,15 @@ std::string NameAllocator::fresh(const std::string& base) {
   return candidate;
 }
 
-// ---- the behaviour of each fix kind (rows of fix_catalog, via fix_kinds.h) ----
 
-bool convtranspose2d_applies(const ConvTransposeParams& p, std::string& why_not) {
-  return axis_non_overlapping(p, 0, "D", why_not);
-}
 
-bool conv3d_1x1x1_applies(const ConvTransposeParams& p, std::string& why_not) {
-  return axis_non_overlapping(p, 0, "D", why_not) && axis_non_overlapping(p, 1, "H", why_not) &&
-         axis_non_overlapping(p, 2, "W", why_not);
-}
 
-void convtranspose2d_cost(const ConvTransposeParams& p, FixCost& c) {
-  const int64_t n = p.input_shape[0] > 0 ? p.input_shape[0] : 1;
-  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
-  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
-  const int64_t ho = out_size(p, 1), wo = out_size(p, 2);
-  c.intermediate_channels = mul({p.c_out, kd});
-  c.intermediate_elements = mul({n, d, p.c_out, kd, ho, wo});
-  c.macs = mul({n, d, h, w, p.c_in, p.c_out / p.group, kd, kh, kw});
-  // Two Transposes: the input in, the output out (same element count as the intermediate).
-  c.moved_elements = add(mul({n, p.c_in, d, h, w}), c.intermediate_elements);
-  c.new_nodes = 6;
-}
 
-void conv3d_1x1x1_cost(const ConvTransposeParams& p, FixCost& c) {
-  const int64_t n = p.input_shape[0] > 0 ? p.input_shape[0] : 1;
-  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
-  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
-  c.intermediate_channels = mul({p.c_out, kd, kh, kw});
-  c.intermediate_elements = mul({n, p.c_out, kd, kh, kw, d, h, w});
-  c.macs = mul({n, d, h, w, p.c_in / p.group, p.c_out, kd, kh, kw});
-  c.moved_elements = c.intermediate_elements;  // one 8-D Transpose of the whole output
-  c.new_nodes = 4;
-}
 
-// The 2-D rewrites read [Ci, Co/g, KD, KH, KW] as [Ci, (Co/g)*KD, KH, KW]:
-// channel co*KD + kd of the new axis 1 is old (co, kd).
-bool weight_2d_axis(const ConvTransposeParams& p, int64_t axis, WeightAxis& out, std::string& why_not) {
-  const int64_t cog = p.c_out / p.group, kd = p.kernel[0];
-  out.source.clear();
-  if (axis == 1 || axis == 2) {
-    out.axis = 1;
-    for (int64_t co = 0; co < cog; ++co) {
-      for (int64_t k = 0; k < kd; ++k) out.source.push_back(axis == 1 ? co : k);
-    }
-    return true;
-  }
-  const int64_t size = axis == 0 ? p.c_in : axis == 3 ? p.kernel[1] : axis == 4 ? p.kernel[2] : -1;
-  if (size < 0) {
-    why_not = "quantisation axis " + std::to_string(axis) + " is not an axis of the 5-D weight";
-    return false;
-  }
-  out.axis = axis == 0 ? 0 : axis - 1;
-  for (int64_t i = 0; i < size; ++i) out.source.push_back(i);
-  return true;
-}
 
-// The 1x1x1 Conv's weight [Co*K, Ci/g, 1, 1, 1]: row (j*(Co/g) + co)*K + kk
-// holds old (j*(Ci/g) + ci, co, kk), kk = (kd*KH + kh)*KW + kw.
-bool weight_1x1x1_axis(const ConvTransposeParams& p, int64_t axis, WeightAxis& out, std::string& why_not) {
-  const int64_t cog = p.c_out / p.group, kh = p.kernel[1], kw = p.kernel[2], k = p.kernel[0] * kh * kw;
-  out.source.clear();
-  if (axis == 0) {
-    if (p.group != 1) {
-      why_not = "the weight is quantised per input channel and the layer has groups; the 1x1x1 Conv's weight has no "
-                "single axis for those scales";
-      return false;
-    }
-    out.axis = 1;
-    for (int64_t ci = 0; ci < p.c_in; ++ci) out.source.push_back(ci);
-    return true;
-  }
-  if (axis < 1 || axis > 4) {
-    why_not = "quantisation axis " + std::to_string(axis) + " is not an axis of the 5-D weight";
-    return false;
-  }
-  out.axis = 0;
-  for (int64_t row = 0; row < p.c_out * k; ++row) {
-    const int64_t kk = row % k;
-    const int64_t coords[5] = {0, (row / k) % cog, kk / (kh * kw), (kk / kw) % kh, kk % kw};
-    out.source.push_back(coords[axis]);
-  }
-  return true;
-}
 
-// Along D anything but a dilation: the D taps become channels and a 0/1
-// matrix of D*KD rows and Do columns sums them, so it must stay a matrix the
-// model can carry (16 MiB: D 512, KD 4, Do 2048).
-constexpr int64_t kMaxTapMatrix = int64_t{1} << 22;
 
-bool convtranspose2d_d_taps_applies(const ConvTransposeParams& p, std::string& why_not) {
-  if (p.dilations[0] != 1) {
-    why_not = "D dilation " + std::to_string(p.dilations[0]) + "; the D-tap rewrite needs D dilation 1";
-    return false;
-  }
-  if (p.input_shape.size() == 5 && p.input_shape[2] > 0) {
-    const int64_t cells = mul({p.input_shape[2], p.kernel[0], out_size(p, 0)});
-    if (cells < 0 || cells > kMaxTapMatrix) {
-      why_not = "the D-tap matrix (D*KD x Do) would hold more than 2^22 entries";
-      return false;
-    }
-  }
-  return true;
-}
 
-void convtranspose2d_d_taps_cost(const ConvTransposeParams& p, FixCost& c) {
-  const int64_t n = p.input_shape[0] > 0 ? p.input_shape[0] : 1;
-  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
-  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
-  const int64_t dout = out_size(p, 0), ho = out_size(p, 1), wo = out_size(p, 2);
-  c.intermediate_channels = mul({p.c_out, kd});
-  c.intermediate_elements = mul({n, d, p.c_out, kd, ho, wo});
-  // The 2-D ConvTranspose, then the MatMul: each output row of D*KD taps times the Do columns.
-  c.macs = add(mul({n, d, h, w, p.c_in, p.c_out / p.group, kd, kh, kw}), mul({n, p.c_out, ho, wo, d, kd, dout}));
-  // Three Transposes: the input in, the taps to the last axis, the output out.
-  c.moved_elements = add(add(mul({n, p.c_in, d, h, w}), c.intermediate_elements), mul({n, p.c_out, dout, ho, wo}));
-  c.new_nodes = p.has_bias ? 9 : 8;
-}
 
 std::string RewriteBuilder::node_name(const std::string& step) { return names.fresh(in.label + "_fix_" + step); }
 
@@ -348,6 +241,8 @@ std::string RewriteBuilder::shape_input(const std::string& step, const std::vect
   out.initializers.push_back(int64_tensor(name, dims));
   return name;
 }
+
+namespace ct3d {
 
 // Both 2-D rewrites start alike: D folded into the batch, [N,Ci,D,H,W] ->
 // [N*D,Ci,H,W]; returns the folded value.
@@ -379,186 +274,32 @@ onnx::TensorProto weight_as_2d(RewriteBuilder& b) {
   return weight2;
 }
 
-bool convtranspose2d_rewrite(RewriteBuilder& b, std::string&) {
-  const ConvTransposeParams& p = b.in.params;
-  const std::string& x = b.in.node->input(0);
-  const std::string& y = b.in.node->output(0);
-  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
-  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
-  const int64_t ho = out_size(p, 1), wo = out_size(p, 2);
-  Rewrite& out = b.out;
-  const std::string r_in = fold_d_into_batch(b, x, h, w);
-  onnx::TensorProto weight2 = weight_as_2d(b);
-  std::vector<std::string> conv_inputs = {r_in, weight2.name()};
-  out.initializers.push_back(std::move(weight2));
-  if (p.has_bias) {
-    const std::string raw = b.reader ? repeat_each(b.bias_raw, kd) : std::string();
-    out.initializers.push_back(float_tensor(b.names.fresh(b.in.bias->name() + "_fix_" + b.fix), {p.c_out * kd},
-                                            b.reader ? &raw : nullptr));
-    conv_inputs.push_back(out.initializers.back().name());
-  }
-  const std::string conv_out = b.value_name("convtranspose2d");
-  out.nodes.push_back(make_node("ConvTranspose", b.node_name("convtranspose2d"), conv_inputs, conv_out, b.doc));
-  auto& ct = out.nodes.back();
-  *ct.add_attribute() = ints_attr("kernel_shape", {kh, kw});
-  *ct.add_attribute() = ints_attr("strides", {p.strides[1], p.strides[2]});
-  *ct.add_attribute() = ints_attr("pads", {p.pads[1], p.pads[2], p.pads[4], p.pads[5]});
-  *ct.add_attribute() = ints_attr("output_padding", {p.output_padding[1], p.output_padding[2]});
-  *ct.add_attribute() = ints_attr("dilations", {p.dilations[1], p.dilations[2]});
-  *ct.add_attribute() = int_attr("group", p.group);
-
-  const std::string r_mid = b.value_name("reshape_mid");
-  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_mid"),
-                                {conv_out, b.shape_input("reshape_mid", {-1, d, p.c_out, kd, ho, wo})}, r_mid, b.doc));
-  const std::string t_out = b.value_name("transpose_out");
-  out.nodes.push_back(make_node("Transpose", b.node_name("transpose_out"), {r_mid}, t_out, b.doc));
-  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 2, 1, 3, 4, 5});
-  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_out"),
-                                {t_out, b.shape_input("reshape_out", {-1, p.c_out, d * kd, ho, wo})}, y, b.doc));
-  return true;
-}
-
-// Weight [Ci, Co/g, K] per group -> [Co*K, Ci/g, 1, 1, 1].
-bool conv3d_1x1x1_rewrite(RewriteBuilder& b, std::string& error) {
-  const ConvTransposeParams& p = b.in.params;
-  const std::string& x = b.in.node->input(0);
-  const std::string& y = b.in.node->output(0);
-  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
-  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
-  const int64_t k = mul({kd, kh, kw});
-  const int64_t cog = p.c_out / p.group, cig = p.c_in / p.group;
-  Rewrite& out = b.out;
-  const size_t width = element_width(b.in.weight->data_type());
-  const int64_t elements = mul({p.c_in, cog, k});
-  // [Ci, Co/g, K] per group -> [Co*K, Ci/g]: the old weight read whole, then laid out anew.
-  const auto lay_out = [width, elements, group = p.group, cig, cog, k](const TensorBytesReader& read,
-                                                                        const onnx::TensorProto& old,
-                                                                        std::string& conv_raw, std::string& why) {
-    std::string raw;
-    if (!read_elements(read, old, elements, raw, why)) return false;
-    conv_raw.assign(raw.size(), '\0');
-    for (int64_t j = 0; j < group; ++j) {
-      for (int64_t ci = 0; ci < cig; ++ci) {
-        for (int64_t co = 0; co < cog; ++co) {
-          for (int64_t kk = 0; kk < k; ++kk) {
-            const int64_t src = (((j * cig + ci) * cog + co) * k + kk);
-            const int64_t dst = (((j * cog + co) * k + kk) * cig + ci);
-            std::memcpy(&conv_raw[static_cast<size_t>(dst) * width], &raw[static_cast<size_t>(src) * width], width);
-          }
-        }
-      }
+// The 2-D rewrites read [Ci, Co/g, KD, KH, KW] as [Ci, (Co/g)*KD, KH, KW]:
+// channel co*KD + kd of the new axis 1 is old (co, kd).
+bool weight_2d_axis(const ConvTransposeParams& p, int64_t axis, WeightAxis& out, std::string& why_not) {
+  const int64_t cog = p.c_out / p.group, kd = p.kernel[0];
+  out.source.clear();
+  if (axis == 1 || axis == 2) {
+    out.axis = 1;
+    for (int64_t co = 0; co < cog; ++co) {
+      for (int64_t k = 0; k < kd; ++k) out.source.push_back(axis == 1 ? co : k);
     }
     return true;
-  };
-  const std::string weight_name = b.names.fresh(b.in.weight->name() + "_fix_" + b.fix);
-  std::string conv_raw;
-  const bool now = b.reader != nullptr && !b.defer_weights;
-  if (now && !lay_out(*b.reader, *b.in.weight, conv_raw, error)) return false;
-  out.initializers.push_back(float_tensor(weight_name, {p.c_out * k, cig, 1, 1, 1}, now ? &conv_raw : nullptr));
-  out.initializers.back().set_data_type(b.in.weight->data_type());
-  if (b.reader != nullptr && b.defer_weights) {
-    auto old = std::make_shared<const onnx::TensorProto>(*b.in.weight);
-    out.computed.push_back({weight_name,
-                            b.fix + " weight of " + std::to_string(reinterpret_cast<uintptr_t>(b.in.weight)),
-                            static_cast<uint64_t>(elements) * width,
-                            [old, lay_out](const TensorBytesReader& read, std::string& bytes, std::string& why) {
-                              return lay_out(read, *old, bytes, why);
-                            }});
   }
-  b.weight = weight_name;
-  std::vector<std::string> conv_inputs = {x, weight_name};
-  if (p.has_bias) {
-    const std::string raw = b.reader ? repeat_each(b.bias_raw, k) : std::string();
-    out.initializers.push_back(float_tensor(b.names.fresh(b.in.bias->name() + "_fix_" + b.fix), {p.c_out * k},
-                                            b.reader ? &raw : nullptr));
-    conv_inputs.push_back(out.initializers.back().name());
-  }
-  const std::string conv_out = b.value_name("conv1x1x1");
-  out.nodes.push_back(make_node("Conv", b.node_name("conv1x1x1"), conv_inputs, conv_out, b.doc));
-  *out.nodes.back().add_attribute() = ints_attr("kernel_shape", {1, 1, 1});
-  *out.nodes.back().add_attribute() = int_attr("group", p.group);
-  const std::string r_mid = b.value_name("reshape_mid");
-  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_mid"),
-                                {conv_out, b.shape_input("reshape_mid", {-1, p.c_out, kd, kh, kw, d, h, w})}, r_mid,
-                                b.doc));
-  const std::string t_out = b.value_name("transpose_out");
-  out.nodes.push_back(make_node("Transpose", b.node_name("transpose_out"), {r_mid}, t_out, b.doc));
-  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 1, 5, 2, 6, 3, 7, 4});
-  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_out"),
-                                {t_out, b.shape_input("reshape_out", {-1, p.c_out, d * kd, h * kh, w * kw})}, y, b.doc));
-  return true;
-}
-
-// X [N,Ci,D,H,W] -> [N*D,Ci,H,W] -> 2-D ConvTranspose to Co*KD channels (the
-// D taps, no bias) -> [N,Co,Ho,Wo,D*KD] -> MatMul by the 0/1 matrix whose row
-// (d, kd) has its 1 in column d*sD + kd - pD (when inside [0, Do)) ->
-// [N,Co,Ho,Wo,Do] -> [N,Co,Do,Ho,Wo] (+ bias [Co,1,1,1]).
-bool convtranspose2d_d_taps_rewrite(RewriteBuilder& b, std::string& error) {
-  const ConvTransposeParams& p = b.in.params;
-  const std::string& x = b.in.node->input(0);
-  const std::string& y = b.in.node->output(0);
-  const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
-  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
-  const int64_t dout = out_size(p, 0), ho = out_size(p, 1), wo = out_size(p, 2);
-  const int64_t rows = mul({d, kd}), cells = mul({rows, dout});
-  if (cells < 0 || cells > kMaxTapMatrix) {
-    error = "the D-tap matrix (D*KD x Do) would hold more than 2^22 entries";
+  const int64_t size = axis == 0 ? p.c_in : axis == 3 ? p.kernel[1] : axis == 4 ? p.kernel[2] : -1;
+  if (size < 0) {
+    why_not = "quantisation axis " + std::to_string(axis) + " is not an axis of the 5-D weight";
     return false;
   }
-  Rewrite& out = b.out;
-  const std::string r_in = fold_d_into_batch(b, x, h, w);
-  onnx::TensorProto weight2 = weight_as_2d(b);  // as convtranspose2d reads it
-  const std::string conv_out = b.value_name("convtranspose2d");
-  out.nodes.push_back(
-      make_node("ConvTranspose", b.node_name("convtranspose2d"), {r_in, weight2.name()}, conv_out, b.doc));
-  out.initializers.push_back(std::move(weight2));
-  auto& ct = out.nodes.back();
-  *ct.add_attribute() = ints_attr("kernel_shape", {kh, kw});
-  *ct.add_attribute() = ints_attr("strides", {p.strides[1], p.strides[2]});
-  *ct.add_attribute() = ints_attr("pads", {p.pads[1], p.pads[2], p.pads[4], p.pads[5]});
-  *ct.add_attribute() = ints_attr("output_padding", {p.output_padding[1], p.output_padding[2]});
-  *ct.add_attribute() = ints_attr("dilations", {p.dilations[1], p.dilations[2]});
-  *ct.add_attribute() = int_attr("group", p.group);
-
-  const std::string r_mid = b.value_name("reshape_mid");
-  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_mid"),
-                                {conv_out, b.shape_input("reshape_mid", {-1, d, p.c_out, kd, ho, wo})}, r_mid, b.doc));
-  const std::string t_mid = b.value_name("transpose_mid");
-  out.nodes.push_back(make_node("Transpose", b.node_name("transpose_mid"), {r_mid}, t_mid, b.doc));
-  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 2, 4, 5, 1, 3});
-  const std::string r_taps = b.value_name("reshape_taps");
-  out.nodes.push_back(make_node("Reshape", b.node_name("reshape_taps"),
-                                {t_mid, b.shape_input("reshape_taps", {-1, p.c_out, ho, wo, rows})}, r_taps, b.doc));
-
-  // Rank 5 like the taps it multiplies (the Nash MatMul wants equal ranks).
-  std::string matrix;
-  if (b.reader != nullptr) {
-    matrix.assign(static_cast<size_t>(cells) * 4, '\0');
-    const float one = 1.0f;
-    for (int64_t id = 0; id < d; ++id) {
-      for (int64_t k = 0; k < kd; ++k) {
-        const int64_t od = id * p.strides[0] + k - p.pads[0];
-        if (od >= 0 && od < dout) std::memcpy(&matrix[static_cast<size_t>((id * kd + k) * dout + od) * 4], &one, 4);
-      }
-    }
-  }
-  out.initializers.push_back(float_tensor(b.names.fresh(b.in.label + "_fix_taps"), {1, 1, 1, rows, dout},
-                                          b.reader ? &matrix : nullptr));
-  const std::string summed = b.value_name("matmul_taps");
-  out.nodes.push_back(
-      make_node("MatMul", b.node_name("matmul_taps"), {r_taps, out.initializers.back().name()}, summed, b.doc));
-  const std::string t_out = p.has_bias ? b.value_name("transpose_out") : y;
-  out.nodes.push_back(make_node("Transpose", b.node_name("transpose_out"), {summed}, t_out, b.doc));
-  *out.nodes.back().add_attribute() = ints_attr("perm", {0, 1, 4, 2, 3});
-  if (p.has_bias) {
-    // After the sum: an output depth no tap reaches still gets its bias.
-    out.initializers.push_back(float_tensor(b.names.fresh(b.in.bias->name() + "_fix_" + b.fix), {p.c_out, 1, 1, 1},
-                                            b.reader ? &b.bias_raw : nullptr));
-    out.nodes.push_back(
-        make_node("Add", b.node_name("add_bias"), {t_out, out.initializers.back().name()}, y, b.doc));
-  }
+  out.axis = axis == 0 ? 0 : axis - 1;
+  for (int64_t i = 0; i < size; ++i) out.source.push_back(i);
   return true;
 }
+
+}  // namespace ct3d
+
+
+
 
 // ---- what every kind shares: the checks, then the kind's row -------------------
 
@@ -567,18 +308,18 @@ bool fix_applies(const std::string& fix, const ConvTransposeParams& p, std::stri
   // when a shape is missing too.
   if (!attributes_well_formed(p, why_not)) return false;
   const FixKind* kind = find_fix_kind(fix);
-  if (kind == nullptr) {
+  if (kind == nullptr || kind->layer == nullptr) {
     why_not = "unknown fix '" + fix + "'";
     return false;
   }
-  return kind->applies(p, why_not) && shapes_well_formed(p, why_not);
+  return kind->layer->applies(p, why_not) && shapes_well_formed(p, why_not);
 }
 
 FixCost predict_cost(const std::string& fix, const ConvTransposeParams& p) {
   FixCost c;
   std::string why;
   if (!well_formed(p, why)) return c;
-  if (const FixKind* kind = find_fix_kind(fix)) kind->cost(p, c);
+  if (const FixKind* kind = find_fix_kind(fix); kind != nullptr && kind->layer != nullptr) kind->layer->cost(p, c);
   c.intermediate_bytes = mul({c.intermediate_elements, 4});
   return c;
 }
@@ -619,7 +360,7 @@ bool build_rewrite(const std::string& fix, const RewriteInputs& in, NameAllocato
   RewriteBuilder b{in,  names, reader, out, defer_weights,
                    fix, "bpu-lint " + fix + " rewrite of ConvTranspose '" + in.label + "'", {}, {}};
   if (p.has_bias && reader != nullptr && !read_elements(*reader, *in.bias, p.c_out, b.bias_raw, error)) return false;
-  if (!find_fix_kind(fix)->rewrite(b, error)) return false;
+  if (!find_fix_kind(fix)->layer->rewrite(b, error)) return false;
   return in.quantised == nullptr || add_quantised_weight(b, error);
 }
 

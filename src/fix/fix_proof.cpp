@@ -15,7 +15,6 @@
 #include "bpulint/fix/quantised_weight.h"
 #include "bpulint/fix/reference_kernels.h"
 #include "bpulint/model/tensor_values.h"
-#include "fix_kinds.h"
 
 namespace bpulint {
 namespace {
@@ -142,7 +141,7 @@ using Entry = LayoutEntry;
 std::vector<std::vector<Entry>> contract_entries(const std::string& fix, const ConvTransposeParams& p,
                                                  const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
   const FixKind* kind = find_fix_kind(fix);
-  return kind != nullptr ? kind->layout(p, in, out) : LayoutTargets{};
+  return kind != nullptr && kind->layer != nullptr ? kind->layer->layout(p, in, out) : LayoutTargets{};
 }
 
 std::vector<std::vector<int64_t>> layout_contract(const std::string& fix, const ConvTransposeParams& p,
@@ -202,7 +201,7 @@ bool check_matrices(const std::string& fix, const ConvTransposeParams& p, const 
                     std::string& error) {
   const FixKind* kind = find_fix_kind(fix);
   const std::vector<SelectionMatrix> contract =
-      kind != nullptr && kind->matrices != nullptr ? kind->matrices(p, in, out) : std::vector<SelectionMatrix>{};
+      kind != nullptr && kind->layer != nullptr && kind->layer->matrices != nullptr ? kind->layer->matrices(p, in, out) : std::vector<SelectionMatrix>{};
   const std::vector<Tensor> found = matmul_constants(r);
   const std::string what = "the MatMul constants do not match the D taps of input " + shape_text(in) + " and output " +
                            shape_text(out) + where;
@@ -742,43 +741,8 @@ bool prove_rewrite(const std::string& fix, const RewriteInputs& in, const Rewrit
   }
 }
 
-LayoutTargets convtranspose2d_layout(const ConvTransposeParams& p, const std::vector<int64_t>& in,
-                                     const std::vector<int64_t>& out) {
-  const LayoutEntry batch{-1, -1}, c{in[1], -1}, co{out[1], -1}, kd{p.kernel[0], -1};
-  const LayoutEntry d{in[2], 0}, h{in[3], 1}, w{in[4], 2}, dout{out[2], 3}, ho{out[3], 4}, wo{out[4], 5};
-  return {{batch, c, h, w}, {batch, d, co, kd, ho, wo}, {batch, co, dout, ho, wo}};
-}
 
-LayoutTargets conv3d_1x1x1_layout(const ConvTransposeParams& p, const std::vector<int64_t>& in,
-                                  const std::vector<int64_t>& out) {
-  const LayoutEntry batch{-1, -1}, co{out[1], -1};
-  const LayoutEntry kd{p.kernel[0], -1}, kh{p.kernel[1], -1}, kw{p.kernel[2], -1};
-  const LayoutEntry d{in[2], 0}, h{in[3], 1}, w{in[4], 2}, dout{out[2], 3}, ho{out[3], 4}, wo{out[4], 5};
-  return {{batch, co, kd, kh, kw, d, h, w}, {batch, co, dout, ho, wo}};
-}
 
-LayoutTargets convtranspose2d_d_taps_layout(const ConvTransposeParams& p, const std::vector<int64_t>& in,
-                                            const std::vector<int64_t>& out) {
-  const LayoutEntry batch{-1, -1}, c{in[1], -1}, co{out[1], -1}, kd{p.kernel[0], -1};
-  const LayoutEntry d{in[2], 0}, h{in[3], 1}, w{in[4], 2}, ho{out[3], 4}, wo{out[4], 5};
-  const LayoutEntry taps{in[2] * p.kernel[0], 0};  // (D, KD) as one axis: set by D
-  return {{batch, c, h, w}, {batch, d, co, kd, ho, wo}, {batch, co, ho, wo, taps}};
-}
 
-// Tap kd of input depth i writes output depth i*sD + kd - pD_begin (ONNX
-// ConvTranspose, dilation 1), when that lies inside the output.
-std::vector<SelectionMatrix> convtranspose2d_d_taps_matrices(const ConvTransposeParams& p,
-                                                             const std::vector<int64_t>& in,
-                                                             const std::vector<int64_t>& out) {
-  const int64_t d = in[2], kd = p.kernel[0], dout = out[2];
-  SelectionMatrix m{{1, 1, 1, d * kd, dout}, {}};
-  for (int64_t i = 0; i < d; ++i) {
-    for (int64_t k = 0; k < kd; ++k) {
-      const int64_t o = i * p.strides[0] + k - p.pads[0];
-      if (o >= 0 && o < dout) m.ones.push_back((i * kd + k) * dout + o);
-    }
-  }
-  return {m};
-}
 
 }  // namespace bpulint

@@ -136,7 +136,7 @@ bool better(const FixOption& a, const FixOption& b) {
   if (warnings_a != warnings_b) return warnings_a < warnings_b;
   const auto fallback = [](const FixOption& o) {
     const FixKind* kind = find_fix_kind(o.id);
-    return kind != nullptr && kind->fallback;
+    return kind != nullptr && kind->layer != nullptr && kind->layer->fallback;
   };
   if (fallback(a) != fallback(b)) return !fallback(a);
   auto key = [](const FixCost& c) {
@@ -434,7 +434,7 @@ std::vector<NodeFixPlan> plan_range(const ModelFacts& facts, const WantedFixes& 
         o.needs_pinned_shape = shape_missing && o.why_not.rfind("input ", 0) == 0;
         if (o.needs_pinned_shape && cause != nullptr && !cause->hint.empty()) o.why_not += "; " + cause->hint;
       } else if (WeightAxis axis; weight_form == WeightForm::Quantised && quantised.axis >= 0 && kind != nullptr &&
-                 !kind->weight_axis(plan.params, quantised.axis, axis, o.why_not)) {
+                 !kind->layer->weight_axis(plan.params, quantised.axis, axis, o.why_not)) {
         // A per-channel quantised weight whose axis this kind's layout cannot carry.
       } else {
         o.applicable = true;
@@ -478,6 +478,8 @@ std::vector<NodeFixPlan> plan_fixes(const ModelFacts& facts, const std::vector<D
     if (d.node < 0 || d.outcome != Outcome::Fail || d.severity != Severity::Error || !d.shown()) continue;
     auto& ids = by_node[d.node];
     for (const auto& f : d.rule->fixes) {
+      const FixKind* kind = find_fix_kind(f);
+      if (kind == nullptr || kind->layer == nullptr) continue;  // a config remedy: plan_config_fixes
       if (std::find(ids.begin(), ids.end(), f) == ids.end()) ids.push_back(f);
     }
   }

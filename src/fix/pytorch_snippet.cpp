@@ -10,221 +10,12 @@
 #include <vector>
 
 #include "bpulint/fix/fix_catalog.h"
-#include "fix_kinds.h"
 
 namespace bpulint {
 
-// ---------------------------------------------------------------------------
-// The Python classes. Kept self-contained (no shared helper) so that
-// pytorch_module_source() of one kind can be pasted on its own.
-// ---------------------------------------------------------------------------
 
-const char* const kTorchConvTranspose2dSource = R"PY(class ConvTranspose3dAsConvTranspose2d(nn.Module):
-    """Drop-in replacement for an nn.ConvTranspose3d whose depth (D) axis does not overlap.
 
-    When kernel D == stride D, padding D == 0, output_padding D == 0 and dilation D == 1, every
-    input depth slice writes its own disjoint block of KD output slices. The layer is then exactly
-    a 2-D ConvTranspose over (H, W) with D folded into the batch and the KD taps folded into the
-    output channels: the op the Horizon J6P BPU runs natively, where the 3-D ConvTranspose falls
-    back to the CPU. H and W keep any stride, padding, output_padding and dilation; groups and
-    bias are supported. Build it from the original layer after its weights are loaded (they are
-    copied). Unlike nn.ConvTranspose3d, forward() takes no output_size argument.
-    """
 
-    def __init__(self, layer: nn.ConvTranspose3d):
-        super().__init__()
-        if not isinstance(layer, nn.ConvTranspose3d):
-            raise ValueError("ConvTranspose3dAsConvTranspose2d needs an nn.ConvTranspose3d, got "
-                             + type(layer).__name__)
-        kd, kh, kw = layer.kernel_size
-        problems = []
-        if layer.stride[0] != kd:
-            problems.append(f"stride D {layer.stride[0]} != kernel D {kd}")
-        if layer.padding[0] != 0:
-            problems.append(f"padding D {layer.padding[0]} != 0")
-        if layer.output_padding[0] != 0:
-            problems.append(f"output_padding D {layer.output_padding[0]} != 0")
-        if layer.dilation[0] != 1:
-            problems.append(f"dilation D {layer.dilation[0]} != 1")
-        if problems:
-            raise ValueError("ConvTranspose3dAsConvTranspose2d needs a non-overlapping depth axis "
-                             "(kernel D == stride D, padding D == 0, output_padding D == 0, "
-                             "dilation D == 1); this layer has " + ", ".join(problems))
-        weight = layer.weight  # [C_in, C_out / groups, KD, KH, KW]
-        c_in, c_out_per_group = weight.shape[0], weight.shape[1]
-        self.out_channels = layer.out_channels
-        self.kd = kd
-        # 2-D output channel (within a group) co_l * KD + kd: a pure reshape of the 3-D weight.
-        self.conv = nn.ConvTranspose2d(
-            c_in, layer.out_channels * kd, (kh, kw), stride=tuple(layer.stride[1:]),
-            padding=tuple(layer.padding[1:]), output_padding=tuple(layer.output_padding[1:]),
-            groups=layer.groups, bias=layer.bias is not None, dilation=tuple(layer.dilation[1:]),
-            device=weight.device, dtype=weight.dtype)
-        with torch.no_grad():
-            self.conv.weight.copy_(weight.reshape(c_in, c_out_per_group * kd, kh, kw))
-            if layer.bias is not None:
-                self.conv.bias.copy_(layer.bias.repeat_interleave(kd))
-        self.train(layer.training)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.dim() not in (4, 5):
-            raise ValueError(f"expected a 4-D (unbatched) or 5-D input, got {x.dim()}-D")
-        unbatched = x.dim() == 4
-        if unbatched:
-            x = x.unsqueeze(0)
-        n, c, d, h, w = x.shape
-        # [N, C_in, D, H, W] -> [N*D, C_in, H, W]: each depth slice is an independent 2-D image.
-        y = self.conv(x.transpose(1, 2).reshape(n * d, c, h, w))
-        h_out, w_out = y.shape[-2], y.shape[-1]
-        # [N*D, C_out*KD, H', W'] -> [N, C_out, D, KD, H', W'] -> [N, C_out, D*KD, H', W'].
-        y = y.reshape(n, d, self.out_channels, self.kd, h_out, w_out).transpose(1, 2)
-        y = y.reshape(n, self.out_channels, d * self.kd, h_out, w_out)
-        return y.squeeze(0) if unbatched else y
-)PY";
-
-const char* const kTorchConv3d1x1x1Source = R"PY(class ConvTranspose3dAsConv3d1x1x1(nn.Module):
-    """Drop-in replacement for a non-overlapping nn.ConvTranspose3d (kernel == stride on every axis,
-    padding 0, output_padding 0, dilation 1).
-
-    Each input voxel then writes its own disjoint KD x KH x KW output block, so the layer is exactly
-    a 1x1x1 Conv3d producing C_out*KD*KH*KW channels followed by a reshape/permute that moves the
-    block from the channels back into space. This runs on the Horizon J6P BPU where the 3-D
-    ConvTranspose falls back to the CPU. Groups and bias are supported. Build it from the original
-    layer after its weights are loaded (they are copied). Unlike nn.ConvTranspose3d, forward()
-    takes no output_size argument. Prefer ConvTranspose3dAsConvTranspose2d where it applies: it
-    needs KH*KW times fewer intermediate channels.
-    """
-
-    def __init__(self, layer: nn.ConvTranspose3d):
-        super().__init__()
-        if not isinstance(layer, nn.ConvTranspose3d):
-            raise ValueError("ConvTranspose3dAsConv3d1x1x1 needs an nn.ConvTranspose3d, got "
-                             + type(layer).__name__)
-        problems = []
-        for axis, k, s, p, op, dil in zip("DHW", layer.kernel_size, layer.stride, layer.padding,
-                                           layer.output_padding, layer.dilation):
-            if s != k:
-                problems.append(f"stride {axis} {s} != kernel {axis} {k}")
-            if p != 0:
-                problems.append(f"padding {axis} {p} != 0")
-            if op != 0:
-                problems.append(f"output_padding {axis} {op} != 0")
-            if dil != 1:
-                problems.append(f"dilation {axis} {dil} != 1")
-        if problems:
-            raise ValueError("ConvTranspose3dAsConv3d1x1x1 needs a non-overlapping layer (kernel == "
-                             "stride, padding 0, output_padding 0, dilation 1 on every axis); this "
-                             "layer has " + ", ".join(problems))
-        weight = layer.weight  # [C_in, C_out / groups, KD, KH, KW]
-        groups = layer.groups
-        c_in, c_out_per_group = weight.shape[0], weight.shape[1]
-        kd, kh, kw = layer.kernel_size
-        taps = kd * kh * kw
-        self.out_channels = layer.out_channels
-        self.kernel_size = (kd, kh, kw)
-        self.conv = nn.Conv3d(c_in, layer.out_channels * taps, 1, groups=groups,
-                              bias=layer.bias is not None, device=weight.device, dtype=weight.dtype)
-        with torch.no_grad():
-            # Conv output channel (j*C_out/g + co_l)*K + k reads input channel j*C_in/g + ci with
-            # the 3-D weight [j*C_in/g + ci, co_l, kd, kh, kw], k = (kd*KH + kh)*KW + kw.
-            w = weight.reshape(groups, c_in // groups, c_out_per_group, taps).permute(0, 2, 3, 1)
-            self.conv.weight.copy_(w.reshape(layer.out_channels * taps, c_in // groups, 1, 1, 1))
-            if layer.bias is not None:
-                self.conv.bias.copy_(layer.bias.repeat_interleave(taps))
-        self.train(layer.training)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.dim() not in (4, 5):
-            raise ValueError(f"expected a 4-D (unbatched) or 5-D input, got {x.dim()}-D")
-        unbatched = x.dim() == 4
-        if unbatched:
-            x = x.unsqueeze(0)
-        n, _, d, h, w = x.shape
-        kd, kh, kw = self.kernel_size
-        # [N, C_out*KD*KH*KW, D, H, W] -> [N, C_out, KD, KH, KW, D, H, W]
-        y = self.conv(x).reshape(n, self.out_channels, kd, kh, kw, d, h, w)
-        # -> [N, C_out, D, KD, H, KH, W, KW] -> [N, C_out, D*KD, H*KH, W*KW]
-        y = y.permute(0, 1, 5, 2, 6, 3, 7, 4)
-        y = y.reshape(n, self.out_channels, d * kd, h * kh, w * kw)
-        return y.squeeze(0) if unbatched else y
-)PY";
-
-const char* const kTorchConvTranspose2dDTapsSource = R"PY(class ConvTranspose3dAsConvTranspose2dDTaps(nn.Module):
-    """Drop-in replacement for an nn.ConvTranspose3d whose depth (D) axis overlaps.
-
-    Any kernel D, stride D, padding D and output_padding D (dilation D must be 1), for instance
-    nn.ConvTranspose3d(c, c2, 3, stride=2, padding=1, output_padding=1). The layer is a 2-D
-    ConvTranspose over (H, W) with D folded into the batch and the KD depth taps as extra output
-    channels (no bias), then a product with a constant 0/1 matrix that adds tap kd of input depth
-    d into output depth d*stride_D + kd - padding_D, then the bias: ops the Horizon J6P BPU runs
-    (2-D ConvTranspose, Transpose/Reshape, MatMul, Add), where the 3-D ConvTranspose falls back to
-    the CPU. H and W keep any stride, padding, output_padding and dilation; groups and bias are
-    supported. The matrix depends on the input depth D and is built in forward(), so an ONNX
-    export holds it for the D of the example input (Horizon compiles static shapes). Exact for
-    finite values; an inf or NaN that reaches the matrix spreads along D through its zeros.
-    Build it from the original layer after its weights are loaded (they are copied). Unlike
-    nn.ConvTranspose3d, forward() takes no output_size argument. Where kernel D == stride D with
-    no D padding, prefer ConvTranspose3dAsConvTranspose2d: it needs no matrix product.
-    """
-
-    def __init__(self, layer: nn.ConvTranspose3d):
-        super().__init__()
-        if not isinstance(layer, nn.ConvTranspose3d):
-            raise ValueError("ConvTranspose3dAsConvTranspose2dDTaps needs an nn.ConvTranspose3d, got "
-                             + type(layer).__name__)
-        if layer.dilation[0] != 1:
-            raise ValueError("ConvTranspose3dAsConvTranspose2dDTaps needs dilation D == 1; this layer has "
-                             f"dilation D {layer.dilation[0]}")
-        kd, kh, kw = layer.kernel_size
-        weight = layer.weight  # [C_in, C_out / groups, KD, KH, KW]
-        c_in, c_out_per_group = weight.shape[0], weight.shape[1]
-        self.out_channels = layer.out_channels
-        self.kd = kd
-        self.stride_d = layer.stride[0]
-        self.padding_d = layer.padding[0]
-        self.output_padding_d = layer.output_padding[0]
-        # 2-D output channel (within a group) co_l * KD + kd: a pure reshape of the 3-D weight.
-        self.conv = nn.ConvTranspose2d(
-            c_in, layer.out_channels * kd, (kh, kw), stride=tuple(layer.stride[1:]),
-            padding=tuple(layer.padding[1:]), output_padding=tuple(layer.output_padding[1:]),
-            groups=layer.groups, bias=False, dilation=tuple(layer.dilation[1:]),
-            device=weight.device, dtype=weight.dtype)
-        with torch.no_grad():
-            self.conv.weight.copy_(weight.reshape(c_in, c_out_per_group * kd, kh, kw))
-        # Added after the sum: an output depth that no tap reaches still gets its bias.
-        self.bias = None if layer.bias is None else nn.Parameter(layer.bias.detach().clone())
-        self.train(layer.training)
-
-    def taps(self, d: int, like: torch.Tensor) -> torch.Tensor:
-        """[1, 1, 1, D*KD, D_out]: 1 where tap kd of input depth i lands on output depth o."""
-        d_out = (d - 1) * self.stride_d - 2 * self.padding_d + self.kd + self.output_padding_d
-        rows = []
-        for i in range(d):
-            for k in range(self.kd):
-                o = i * self.stride_d + k - self.padding_d
-                rows.append([1.0 if j == o else 0.0 for j in range(d_out)])
-        return torch.tensor(rows, dtype=like.dtype, device=like.device).reshape(1, 1, 1, d * self.kd, d_out)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.dim() not in (4, 5):
-            raise ValueError(f"expected a 4-D (unbatched) or 5-D input, got {x.dim()}-D")
-        unbatched = x.dim() == 4
-        if unbatched:
-            x = x.unsqueeze(0)
-        n, c, d, h, w = x.shape
-        d = int(d)  # the matrix is a constant for this depth
-        # [N, C_in, D, H, W] -> [N*D, C_in, H, W]: each depth slice is an independent 2-D image.
-        y = self.conv(x.transpose(1, 2).reshape(n * d, c, h, w))
-        h_out, w_out = y.shape[-2], y.shape[-1]
-        # [N*D, C_out*KD, H', W'] -> [N, C_out, H', W', D*KD]: each output column's taps last.
-        y = y.reshape(n, d, self.out_channels, self.kd, h_out, w_out).permute(0, 2, 4, 5, 1, 3)
-        y = y.reshape(n, self.out_channels, h_out, w_out, d * self.kd)
-        # Each tap into its output depth, then [N, C_out, D_out, H', W'].
-        y = torch.matmul(y, self.taps(d, y)).permute(0, 1, 4, 2, 3)
-        if self.bias is not None:
-            y = y + self.bias.view(-1, 1, 1, 1)
-        return y.squeeze(0) if unbatched else y
-)PY";
 
 namespace {
 
@@ -415,11 +206,11 @@ TorchPadding torch_padding(const Params3d& p) {
 std::vector<std::string> precondition_problems(const FixKind& f, const Params3d& p) {
   static const char* const kAxis[3] = {"D", "H", "W"};
   std::vector<std::string> problems;
-  if (f.torch_preconditions == TorchPreconditions::UndilatedD) {
+  if (f.layer->torch_preconditions == TorchPreconditions::UndilatedD) {
     if (p.dilation[0] != 1) problems.push_back("dilation D != 1");
     return problems;
   }
-  const int axes = f.torch_preconditions == TorchPreconditions::NonOverlappingAll ? 3 : 1;
+  const int axes = f.layer->torch_preconditions == TorchPreconditions::NonOverlappingAll ? 3 : 1;
   for (int i = 0; i < axes; ++i) {
     const std::string a = kAxis[i];
     if (p.stride[i] != p.kernel[i]) problems.push_back("stride " + a + " != kernel " + a);
@@ -558,7 +349,7 @@ std::string exported_params(const Params3d& p, const TorchPadding& t) {
 // `layers.append(("<path>", <Class>, dict(...)))`: the path is a validated module
 // path (is_module_path), so it is safe inside the string literal.
 std::string layer_entry(const FixKind& f, const Params3d& p, const std::string& path) {
-  return "layers.append((\"" + path + "\", " + f.torch_class + ", " + exported_params(p, torch_padding(p)) + "))";
+  return "layers.append((\"" + path + "\", " + f.layer->torch_class + ", " + exported_params(p, torch_padding(p)) + "))";
 }
 
 std::string usage_block(const FixKind& f, const Params3d& p, const std::string& path) {
@@ -576,7 +367,7 @@ std::string usage_block(const FixKind& f, const Params3d& p, const std::string& 
   }
   const std::vector<std::string> problems = precondition_problems(f, p);
   if (!problems.empty()) {
-    out += "    # WARNING: preconditions not met for " + std::string(f.torch_class) + " (" + join(problems, ", ") +
+    out += "    # WARNING: preconditions not met for " + std::string(f.layer->torch_class) + " (" + join(problems, ", ") +
            "); its constructor will raise ValueError.\n";
   }
   out += "    # " + label + ": " + constructor_call(p, t) + "\n";
@@ -617,12 +408,12 @@ constexpr const char* kApplyDoc =
 
 std::string pytorch_module_source(const std::string& fix_id) {
   const FixKind* f = find_fix_kind(fix_id);
-  return f ? f->torch_source : "";
+  return f != nullptr && f->layer != nullptr ? f->layer->torch_source : "";
 }
 
 std::string pytorch_module_class(const std::string& fix_id) {
   const FixKind* f = find_fix_kind(fix_id);
-  return f ? f->torch_class : "";
+  return f != nullptr && f->layer != nullptr ? f->layer->torch_class : "";
 }
 
 std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
@@ -632,7 +423,7 @@ std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
     const bool used = std::any_of(layers.begin(), layers.end(), [&](const SnippetLayer& l) {
       return l.fix_id == f.id && l.params.kernel.size() == 3;
     });
-    if (used) classes += std::string("\n\n") + f.torch_source;
+    if (used && f.layer != nullptr) classes += std::string("\n\n") + f.layer->torch_source;
   }
 
   std::string body;
@@ -652,7 +443,7 @@ std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
     }
     const FixKind* f = find_fix_kind(layer.fix_id);
     Params3d p;
-    if (!f) {
+    if (f == nullptr || f->layer == nullptr) {
       // The id itself is not echoed: only catalog ids are known to be safe text.
       body += "    # " + label + ": unknown fix id; no PyTorch replacement generated.\n";
       continue;
@@ -686,7 +477,7 @@ std::string pytorch_snippet_file(const std::vector<SnippetLayer>& layers) {
 }
 
 std::string pytorch_snippet(const std::string& fix_id, const ConvTransposeParams& p, const std::string& torch_path) {
-  if (!find_fix_kind(fix_id) || p.kernel.size() != 3) return "";
+  if (pytorch_module_class(fix_id).empty() || p.kernel.size() != 3) return "";
   return pytorch_snippet_file({SnippetLayer{fix_id, p, torch_path}});
 }
 

@@ -213,7 +213,7 @@ bool add_quantised_weight(RewriteBuilder& b, std::string& error) {
     return false;
   }
   WeightAxis axis;
-  if (q.axis >= 0 && !find_fix_kind(b.fix)->weight_axis(b.in.params, q.axis, axis, error)) return false;
+  if (q.axis >= 0 && !find_fix_kind(b.fix)->layer->weight_axis(b.in.params, q.axis, axis, error)) return false;
   const WeightAxis* per_channel = q.axis >= 0 ? &axis : nullptr;
   bool ok = false;
   // Named after the DequantizeLinear's inputs: a folded constant has no name of its own.

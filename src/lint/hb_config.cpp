@@ -164,7 +164,9 @@ bool load_hb_config(const std::string& path, HbConfig& out, std::string& error) 
     error = path + ": " + error;
     return false;
   }
-  return parse_hb_config(text, path, out, error);
+  if (!parse_hb_config(text, path, out, error)) return false;
+  out.text = std::move(text);
+  return true;
 }
 
 std::string hb_config_summary(const HbConfig& c) {

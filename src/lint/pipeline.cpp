@@ -1,5 +1,7 @@
 #include "bpulint/lint/lint.h"
 
+#include "bpulint/lint/hb_config_writer.h"
+
 #include <algorithm>
 
 #include "bpulint/engine/evaluate.h"
@@ -92,6 +94,8 @@ ModelReport lint(const std::string& path, const ModelPlan& plan, ModelRead read)
   // Plans follow the findings still shown, judged at this model's levels.
   r.fix_plans = plan_fixes(r.facts, r.diagnostics, *plan.platform,
                            [&plan](const Rule& rule, Severity& level) { return plan.levels.admits(rule, level); });
+  r.config_fix_plans = plan_config_fixes(r.facts, r.diagnostics,
+                                         plan.hb_config != nullptr ? config_nodes(*plan.hb_config) : ConfigNodes{});
   r.ok = true;
   return r;
 }

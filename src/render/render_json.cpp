@@ -113,6 +113,26 @@ void write_groups(JsonWriter& w, const ModelReport& r, const std::vector<Finding
   w.end_array();
 }
 
+// "config_fixes": the compile-config fix kinds the finding offers (only on
+// such findings): the node_info lines each would add, or why it cannot.
+void write_config_fixes(JsonWriter& w, const ModelReport& r, const Diagnostic& d) {
+  bool open = false;
+  for (const ConfigFixPlan& p : r.config_fix_plans) {
+    if (p.rule != d.rule->id || p.node != d.node) continue;
+    if (!open) w.key("config_fixes").begin_array();
+    open = true;
+    const FixKind* kind = find_fix_kind(p.kind);
+    w.begin_object().member("id", p.kind).member("title", kind->title);
+    w.member("safety", applicability_name(kind->applicability)).member("applicable", p.why_not.empty());
+    if (!p.why_not.empty()) w.member("why_not", p.why_not);
+    w.key("lines").begin_array();
+    for (const ConfigEdit& e : p.edits) w.value(config_edit_text(e));
+    w.end_array();
+    w.member("evidence", kind->config->evidence).end_object();
+  }
+  if (open) w.end_array();
+}
+
 void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived, Severity min_severity) {
   w.begin_array();
   for (const auto& d : r.diagnostics) {
@@ -149,6 +169,7 @@ void write_diagnostics(JsonWriter& w, const ModelReport& r, bool show_waived, Se
       if (blocked.empty()) w.member_null("fix_blocked");
       else w.member("fix_blocked", blocked);
     }
+    write_config_fixes(w, r, d);
     if (show_waived && !d.waiver.empty()) w.member("waiver", d.waiver);
     if (show_waived && d.baselined) w.member("baselined", true);
     w.end_object();
@@ -161,6 +182,27 @@ void write_notes(JsonWriter& w, const ModelReport& r) {
   for (const auto& note : r.facts.notes) w.value(note);
   for (const auto& fn : r.facts.unanalysed_functions) w.value("model-local function " + fn + " is not analysed");
   w.end_array();
+}
+
+// "fixed_config": what --fix wrote to the compile config; with the re-lint
+// when no model was written (else "fixed_model" holds it).
+void write_fixed_config(JsonWriter& w, const ConfigFixRun& run, const ModelReport* relint, bool show_waived,
+                        Severity min_severity) {
+  w.begin_object().member("path", run.output_path).member("config", run.config_path).member("written", run.written);
+  if (!run.error.empty()) w.member("error", run.error);
+  w.key("added").begin_array();
+  for (const auto& a : run.added) {
+    w.begin_object().member("kind", a.kind).member("rule", a.rule).member("node", a.node).member("line", a.line);
+    w.member("evidence", a.evidence).end_object();
+  }
+  w.end_array();
+  if (relint != nullptr && relint->ok) {
+    w.key("summary");
+    write_summary(w, *relint);
+    w.key("diagnostics");
+    write_diagnostics(w, *relint, show_waived, min_severity);
+  }
+  w.end_object();
 }
 
 void write_fixed_model(JsonWriter& w, const ModelReport& r, const FixRun& run, const ModelReport* fixed,
@@ -265,6 +307,11 @@ std::string render_json(const RunInfo& run) {
     if (m.fix_run != nullptr) {
       w.key("fixed_model");
       write_fixed_model(w, *r, *m.fix_run, m.fixed, run.show_waived, run.min_severity);
+    }
+    if (m.config_fix_run != nullptr) {
+      w.key("fixed_config");
+      write_fixed_config(w, *m.config_fix_run, m.fix_run == nullptr ? m.fixed : nullptr, run.show_waived,
+                         run.min_severity);
     }
     w.end_object();
   }

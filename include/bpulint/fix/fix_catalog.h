@@ -1,8 +1,9 @@
 // The fix kinds bpu-lint knows, in one explicit table: each row is a kind's
 // whole behaviour (whether it applies, what it costs, its ONNX rewrite, its
-// PyTorch module), so nothing chooses behaviour by comparing ids. A row's id
-// is one of fix_ids.h, which is what rules may name (the rule loader sits
-// below this stage and reads only that list).
+// PyTorch module), so nothing chooses behaviour by comparing ids. Each kind
+// is a folder under src/fix/kinds/ defining its row; the table's order and
+// the ids rules may name (fix_ids.h, read by the rule loader below this
+// stage) are made from src/fix/kinds/catalog.cmake.
 #pragma once
 
 #include <cstdint>
@@ -56,10 +57,8 @@ enum class TorchPreconditions : uint8_t {
   UndilatedD,         // D dilation 1 (any kernel, stride, padding on D)
 };
 
-struct FixKind {
-  const char* id;
-  const char* title;
-  Applicability applicability;
+// A kind that replaces one ConvTranspose3d node by new nodes (the model changes).
+struct LayerRewrite {
   // On a well-formed 3-D layer: whether this kind rewrites it, why not otherwise.
   bool (*applies)(const ConvTransposeParams& p, std::string& why_not);
   // On a layer it applies to: the predicted cost (FixCost, bytes left to the caller).
@@ -88,6 +87,18 @@ struct FixKind {
   const char* torch_class;
   const char* torch_source;
   TorchPreconditions torch_preconditions;
+};
+
+struct ConfigRemedy;  // config_fix.h
+
+// One fix kind: what every output says of it, and what it changes: the
+// model (a layer rewrite) or the compile config (a config remedy), never both.
+struct FixKind {
+  const char* id;
+  const char* title;
+  Applicability applicability;
+  const LayerRewrite* layer = nullptr;
+  const ConfigRemedy* config = nullptr;
 };
 
 const std::vector<FixKind>& fix_catalog();

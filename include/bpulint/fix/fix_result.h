@@ -34,6 +34,23 @@ struct FixRun {
   }
 };
 
+// What --fix did to the compile config (--hb-config): the lines added, each
+// with the fix kind and the finding it settles.
+struct ConfigFixRun {
+  struct Added {
+    std::string kind;      // fix id
+    std::string rule;      // the finding's rule id
+    std::string node;      // the node_info entry's node
+    std::string line;      // the entry as written: "<node>": {'ON': 'BPU', ...}
+    std::string evidence;  // the kind's source and measured cost
+  };
+  std::string config_path;  // the input config (never written)
+  std::string output_path;  // the fixed config
+  bool written = false;
+  std::string error;        // one line when nothing was written
+  std::vector<Added> added;
+};
+
 // What an applied fix's proof showed, as every format prints it: "proven on random
 // inputs 2x8x3x5x7 and ... (seed S): max abs error E; shapes checked at 1x8xNx...".
 std::string proof_summary(const FixResult& result);

@@ -24,6 +24,7 @@ struct HbNodeConfig {
 
 struct HbConfig {
   std::string path;   // the YAML file
+  std::string text;   // its text, as read (the config fixes edit a copy of it)
   std::string model;  // model_parameters.onnx_model, resolved against the YAML's folder; "" when absent
   std::string march;  // model_parameters.march; "" when absent
   // input_parameters.input_name / input_shape, ';'-separated lists; the name

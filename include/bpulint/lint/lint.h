@@ -12,6 +12,7 @@
 
 #include "bpulint/engine/diagnostic.h"
 #include "bpulint/engine/facts.h"
+#include "bpulint/fix/config_fix.h"
 #include "bpulint/fix/fixes.h"
 #include "bpulint/model/model_loader.h"
 #include "bpulint/engine/placement.h"
@@ -31,6 +32,7 @@ struct ModelReport {
   std::vector<Placement> placement;
   Summary summary;
   std::vector<NodeFixPlan> fix_plans;   // for nodes whose failing rules offer fixes, in node order
+  std::vector<ConfigFixPlan> config_fix_plans;  // the compile-config fixes the shown findings offer, in finding order
   // The PyTorch source line of nodes with findings, when the exporter recorded one (locate_sources).
   std::map<long, SourceLine> source_lines;
   // How many findings each of the plan's waivers and baseline entries matched

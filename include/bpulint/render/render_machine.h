@@ -31,6 +31,7 @@ struct RunInfo {
     std::string path;                       // as given on the command line
     std::string error;                      // one line, when report is null
     const FixRun* fix_run = nullptr;        // when --fix ran on it
+    const ConfigFixRun* config_fix_run = nullptr;  // when --fix wrote (or tried) the compile config
     const ModelReport* fixed = nullptr;     // the re-lint of the written model
     const Platform* platform = nullptr;     // the model's own (overrides may differ from the run's)
   };
