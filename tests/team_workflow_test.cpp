@@ -241,11 +241,11 @@ rules:
   CHECK(v.err.find(broken + ":25:10: unknown op 'Convv'") != std::string::npos);
   CHECK(count(v.err, "\n") == 3);
 
-  // The README's complete user rule file validates, and explain finds it.
-  const std::string readme = read_file(std::string(BPULINT_SOURCE_DIR) + "/README.md");
+  // The documented complete user rule file (docs/configuration-and-waivers.md) validates, and explain finds it.
+  const std::string page = read_file(std::string(BPULINT_SOURCE_DIR) + "/docs/configuration-and-waivers.md");
   const std::smatch block = [&] {
     std::smatch m;
-    REQUIRE(std::regex_search(readme, m, std::regex("```yaml\n# team_rules.yaml\n([^`]*)```")));
+    REQUIRE(std::regex_search(page, m, std::regex("```yaml\n# team_rules.yaml\n([^`]*)```")));
     return m;
   }();
   const std::string team = dir.path("team_rules.yaml");

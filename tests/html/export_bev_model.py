@@ -4,7 +4,7 @@
 Why this exists: the report draws small models whole and collapses large ones (over
 kFullGraphNodes nodes, include/bpulint/render/report_graph.h). The browser test needs a real
 torch.onnx.export above that size, with CPU islands inside, to render the collapsed view;
-bench/README.md ("Graph reports") measures layout time against model size with the
+bench/HISTORY.md ("Graph reports") measures layout time against model size with the
 --blocks option. The model: a ViT encoder (sequence-first nn.MultiheadAttention blocks,
 whose export is full of shape arithmetic) over a BEV grid, then a 3-D occupancy decoder
 whose ConvTranspose3d layers J6P runs on the CPU, and a 2-D segmentation head.
