@@ -125,6 +125,7 @@ done
 import json, sys
 import xml.etree.ElementTree as ET
 out = sys.argv[1]
+skipped_total = {}
 for run in ["case_study", "exports", "broken", "traced", "hostile"]:
     suites = ET.parse(f"{out}/{run}.junit").getroot()
     assert suites.tag == "testsuites"
@@ -149,7 +150,11 @@ for run in ["case_study", "exports", "broken", "traced", "hostile"]:
                    if d["severity"] == "error" and not d.get("waiver") and not d.get("baselined")}
         assert actual["failures"] == len(failing), (run, actual, failing)
         assert (actual["failures"] > 0) == (model["summary"]["errors"] > 0)
+        # Skipped: nodes whose placement is unknown (and that do not fail).
+        assert actual["skipped"] <= model["summary"]["unknown_nodes"], (run, actual, model["summary"])
+        skipped_total[run] = skipped_total.get(run, 0) + actual["skipped"]
     assert {k: int(suites.get(k)) for k in total} == total, (run, total)
+assert skipped_total["exports"] > 0 and skipped_total["case_study"] == 0, skipped_total
 mixed = ET.parse(f"{out}/mixed.junit").getroot()
 assert [s.get("name").rsplit(" ", 1)[1] for s in mixed] == ["(j6p)", "(bayes-e)"], [s.get("name") for s in mixed]
 assert [p.get("value") for s in mixed for p in s.iter("property") if p.get("name") == "platform"] == ["j6p", "bayes-e"]
