@@ -115,5 +115,18 @@ assert os.path.exists(f"{d}/tmp/bpu-lint/bundle/'"$bundle"'/bin/bpu-lint")
 '
 action nothing_installed 2 '{"paths": "models"}'
 
+# The wheel scripts/package.sh built (build/dist, when the package tests ran): pip-installed
+# into a venv, offline (it has no dependencies).
+wheel=$(ls "$root"/build/dist/bpu_lint-*.whl "${2:-/nonexistent}"/../dist/bpu_lint-*.whl 2>/dev/null | head -n 1)
+if [ -n "$wheel" ]; then
+  action wheel 1 "{\"paths\": \"models\", \"wheel\": \"$wheel\"}" PIP_NO_INDEX=1
+  check wheel '
+assert sorted(sarif) == ["bpu-lint-j6p.sarif"] and out["exit-code"] == "1", out
+assert os.path.exists(f"{d}/tmp/bpu-lint/venv/bin/bpu-lint")
+'
+else
+  echo "note: no wheel in build/dist (scripts/package.sh): the wheel install is not exercised"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
