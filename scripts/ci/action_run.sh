@@ -12,7 +12,8 @@
 # Writes, under $RUNNER_TEMP/bpu-lint: sarif/bpu-lint-<platform>.sarif (one file per platform;
 # the run's automationDetails.id bpu-lint/<platform>/ is its code-scanning category),
 # json/bpu-lint-<platform>.json, and appends each platform's markdown summary to
-# $GITHUB_STEP_SUMMARY. Sets outputs (GITHUB_OUTPUT): sarif-dir, errors, warnings, notes, exit-code.
+# $GITHUB_STEP_SUMMARY. Sets outputs (GITHUB_OUTPUT): sarif-dir (when a SARIF file was
+# written), errors, warnings, notes, exit-code.
 # Exits 1 when fail-on's level is reached, 2 when bpu-lint could not lint (an unreadable model,
 # a bad configuration: whatever fail-on says), else 0.
 set -uo pipefail
@@ -104,7 +105,8 @@ elif [[ $fail_on == error && $errors -gt 0 ]] || [[ $fail_on == warning && $((er
 fi
 if [[ -n ${GITHUB_OUTPUT:-} ]]; then
   {
-    echo "sarif-dir=$work/sarif"
+    # Only with a file to upload: upload-sarif fails on an empty folder.
+    if compgen -G "$work/sarif/*.sarif" >/dev/null; then echo "sarif-dir=$work/sarif"; fi
     echo "errors=$errors"
     echo "warnings=$warnings"
     echo "notes=$notes"

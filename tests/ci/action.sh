@@ -100,6 +100,10 @@ assert r["uploads"] == [] and out["exit-code"] == "2", (r["uploads"], out)
 assert "bad/broken.onnx" in summary and "unreadable" in summary, summary
 '
 action bad_fail_on 2 '{"paths": "models", "fail-on": "sometimes"}'
+action bad_platform 2 '{"paths": "models", "platforms": "j6p-typo"}'
+check bad_platform '
+assert r["uploads"] == [] and "sarif-dir" not in out and out["exit-code"] == "2", (r["uploads"], out)
+'
 
 # A release bundle by version, from a release folder (what the action downloads from GitHub).
 version=9.9.9-test
