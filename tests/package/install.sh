@@ -30,7 +30,7 @@ expect() {
 cd "$prefix"  # no models here, so file names do not join the candidates
 expect "--format " bpu-lint --for
 expect "concise csv dot github gitlab html json junit markdown sarif text " bpu-lint --format ""
-expect "gitlab github " bpu-lint --format gi
+expect "github gitlab " bpu-lint --format gi
 expect "j6e j6m j6p " bpu-lint --platform j6
 expect "auto conv3d-1x1x1 convtranspose2d convtranspose2d-d-taps " bpu-lint --fix-strategy ""
 expect "markdown " bpu-lint rules --format m
