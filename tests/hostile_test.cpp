@@ -512,7 +512,8 @@ TEST_CASE("hostile: ESC, BEL, CSI and OSC in every string of a model reach no ou
     bool in_err;
   };
   std::vector<Run> runs;
-  for (const std::string format : {"text", "concise", "github", "json", "sarif", "html", "dot"}) {
+  for (const std::string format :
+       {"text", "concise", "github", "json", "sarif", "html", "dot", "gitlab", "junit", "markdown"}) {
     runs.push_back({{path, "--format", format, "--color", "never", "--statistics"}, 1, false});
   }
   runs.push_back({{path, "--fix", "--fixed-model", dir.path("fixed.onnx"), "--color", "never"}, 0, false});

@@ -14,6 +14,9 @@ const std::vector<OutputFormat>& output_formats() {
       {"html", false, [](const RunInfo& run, SarifProfile) { return render_html(run); }, false},
       {"dot", false, [](const RunInfo& run, SarifProfile) { return render_dot(run); }, false},
       {"csv", false, [](const RunInfo& run, SarifProfile) { return render_csv(run); }, false},
+      {"gitlab", false, [](const RunInfo& run, SarifProfile) { return render_gitlab(run); }, true},
+      {"junit", false, [](const RunInfo& run, SarifProfile) { return render_junit(run); }, false},
+      {"markdown", false, [](const RunInfo& run, SarifProfile) { return render_markdown(run); }, false},
   };
   return formats;
 }

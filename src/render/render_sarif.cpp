@@ -21,6 +21,7 @@
 
 #include "bpulint/base/exit_codes.h"
 #include "bpulint/render/finding_groups.h"
+#include "bpulint/render/finding_identity.h"
 #include "bpulint/render/render_machine.h"
 #include "bpulint/render/rule_docs.h"
 #include "bpulint/base/strings.h"
@@ -110,32 +111,6 @@ std::string sarif_uri(const std::string& path) {
   return percent_encode(p);
 }
 
-// Under `root` (absolute): the normalised path relative to it, '/'-separated; "" when outside.
-std::string under_root(const std::string& path, const std::string& root) {
-  if (root.empty()) return {};
-  std::error_code ec;
-  const fs::path abs = fs::absolute(fs::path(path), ec).lexically_normal();
-  if (ec) return {};
-  const fs::path rel = abs.lexically_relative(fs::path(root));
-  if (rel.empty() || *rel.begin() == "..") return {};
-  return rel.generic_string();
-}
-
-uint64_t fnv1a64(const std::string& s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string hex64(uint64_t v) {
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 std::string code(const std::string& s) {
   const bool tick = s.find('`') != std::string::npos;
   return tick ? "`` " + s + " ``" : "`" + s + "`";
@@ -193,7 +168,7 @@ struct Builder {
   // (normalised: "./a//b.onnx" and "../m.onnx" from a subfolder name the same
   // file the same way); elsewhere, as given.
   void write_uri(JsonWriter& w, const std::string& path) const {
-    const std::string rel = under_root(path, run.sarif_root);
+    const std::string rel = path_under_root(path, run.sarif_root);
     if (rel.empty()) {
       w.member("uri", sarif_uri(path));
     } else {
@@ -202,7 +177,7 @@ struct Builder {
   }
   // What a model-level fingerprint names the model by: the same file from any folder.
   std::string stable_path(const std::string& path) const {
-    const std::string rel = under_root(path, run.sarif_root);
+    const std::string rel = path_under_root(path, run.sarif_root);
     return rel.empty() ? path : rel;
   }
 
@@ -484,14 +459,10 @@ struct Builder {
     w.end_array();
 
     // Never the message: a model-level message holds counts, which change
-    // when an unrelated node is added. The model, and the input a root-cause note is about.
-    const RootCause* cause = r.facts.cause(d.cause);
-    // The node's identity, not its display name: an unnamed node's Relu_3 shifts when a node is added upstream.
-    const std::string key = n != nullptr ? d.rule->id + ":" + r.facts.node_key(static_cast<size_t>(d.node)) + ":" + n->op_type
-                                         : d.rule->id + ":(model):" + stable_path(m.path) + ":" +
-                                               (cause != nullptr ? cause->input : std::string());
+    // when an unrelated node is added (finding_identity.h).
+    const std::string key = finding_key(r, d, stable_path(m.path));
     w.key("partialFingerprints").begin_object();
-    w.member("bpuLintNode/v1", key).member("primaryLocationLineHash", hex64(fnv1a64(key)));
+    w.member("bpuLintNode/v1", key).member("primaryLocationLineHash", fingerprint_hash(key));
     w.end_object();
     if (run.show_waived) {
       w.member("baselineState", d.baselined ? "unchanged" : "new");

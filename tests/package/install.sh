@@ -29,11 +29,12 @@ expect() {
 }
 cd "$prefix"  # no models here, so file names do not join the candidates
 expect "--format " bpu-lint --for
-expect "concise csv dot github html json sarif text " bpu-lint --format ""
+expect "concise csv dot github gitlab html json junit markdown sarif text " bpu-lint --format ""
+expect "github gitlab " bpu-lint --format gi
 expect "j6e j6m j6p " bpu-lint --platform j6
 expect "auto conv3d-1x1x1 convtranspose2d convtranspose2d-d-taps " bpu-lint --fix-strategy ""
 expect "markdown " bpu-lint rules --format m
 expect "BPU1101 BPU1102 " bpu-lint explain BPU110
 expect "compare " bpu-lint comp
 if ((fail)); then exit 1; fi
-echo "cmake --install: binary, man page and completion; 7 completions as expected"
+echo "cmake --install: binary, man page and completion; 8 completions as expected"

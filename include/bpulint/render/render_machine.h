@@ -62,5 +62,11 @@ std::string render_github(const RunInfo& run);
 // One row per node: model, platform, node index, graph, node, op type, placement, the rules
 // that decided it and the worst level (RFC 4180, CRLF line ends, a header row).
 std::string render_csv(const RunInfo& run);
+// GitLab Code Quality JSON: one issue per group of findings (render_gitlab.cpp).
+std::string render_gitlab(const RunInfo& run);
+// JUnit XML: a testsuite per model, a testcase per node (render_junit.cpp).
+std::string render_junit(const RunInfo& run);
+// A markdown summary for CI job summaries: models, top findings, fixes (render_markdown.cpp).
+std::string render_markdown(const RunInfo& run);
 
 }  // namespace bpulint
