@@ -117,10 +117,48 @@ g (float[1,4] x) => (float[1,4] y) { y = Relu (x) }
 }
 
 TEST_CASE("opset down: the op in the converter's messages") {
+  CHECK(op_in_converter_message("cannot take Reshape below opset 14: allowzero=1 has no older form") == "Reshape");
   CHECK(op_in_converter_message("[ONNXRuntimeError] No Previous Version of LayerNormalization exists") ==
         "LayerNormalization");
   CHECK(op_in_converter_message("adapter_lookup: Assertion `false` failed: No Adapter From Version $17 for Split") ==
         "Split");
   CHECK(op_in_converter_message("No Adapter For GroupNormalization") == "GroupNormalization");
   CHECK(op_in_converter_message("something else") == "");
+}
+
+TEST_CASE("opset down: the steps ONNX's converter lacks between 17 and 11, each kept or refused by its attributes") {
+  // Type extensions (Identity 16, Add/Relu 14, ...), Softmax on its last axis, Resize's empty roi and scales.
+  const onnx::ModelProto ok = model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4,8,8] x) => (float[1,4,16,16] y, float[1,4,8,8] s) {
+  i = Identity (x)
+  r = Relu (i)
+  a = Add (r, x)
+  s = Softmax <axis = -1> (a)
+  scales = Constant <value = float[4] {1, 1, 2, 2}> ()
+  y = Resize <mode = "nearest"> (a, , scales)
+}
+)");
+  OpsetConversion c = convert_opset(ok, 11);
+  INFO(c.reason);
+  REQUIRE(c.ok);
+  const onnx::NodeProto* softmax = find_op(c.model.graph(), "Softmax");
+  REQUIRE(softmax != nullptr);
+  REQUIRE(has_attribute(*softmax, "axis"));  // explicit: opset 11's default is 1
+  const onnx::NodeProto* resize = find_op(c.model.graph(), "Resize");
+  REQUIRE(resize != nullptr);
+  CHECK_FALSE(resize->input(1).empty());  // an empty tensor, as opset 11 takes it
+
+  const auto refused = [](const std::string& body, const std::string& op) {
+    const OpsetConversion r = convert_opset(model_from_text("<ir_version: 8, opset_import: [\"\" : 17]>\n" + body), 11);
+    INFO(r.reason);
+    CHECK_FALSE(r.ok);
+    CHECK(r.blocking_op == op);
+  };
+  refused(R"(g (float[1,4,8,8] x) => (float[1,4,8,8] y) { y = Softmax <axis = 1> (x) })", "Softmax");
+  refused(R"(g (float[1,4,8,8] x, int64[2] shape) => (float[4,64] y) { y = Reshape <allowzero = 1> (x, shape) })",
+          "Reshape");
+  refused(R"(g (float[1,4,8,8] x) => (int64[2] y) { y = Shape <start = 2> (x) })", "Shape");
+  refused(R"(g (float[4,3] x, int64[2,1] i, float[2,3] u) => (float[4,3] y) { y = ScatterND <reduction = "add"> (x, i, u) })",
+          "ScatterND");
 }

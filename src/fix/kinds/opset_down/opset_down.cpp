@@ -1,5 +1,7 @@
 #include "opset_down/opset_down.h"
 
+#include "opset_down/down_adapters.h"
+
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
@@ -164,9 +166,10 @@ bool prove(const onnx::ModelProto& model, const std::string& model_dir, std::str
 
 std::string op_in_converter_message(const std::string& message) {
   static const std::regex patterns[] = {
-      std::regex(R"(No Previous Version of (\S+) exists)"),
-      std::regex(R"(No Adapter (?:To|From) Version \S+ for (\S+))"),
-      std::regex(R"(No Adapter For (\S+))"),
+      std::regex(R"(No Previous Version of (\w+) exists)"),
+      std::regex(R"(No Adapter (?:To|From) Version \S+ for (\w+))"),
+      std::regex(R"(No Adapter For (\w+))"),
+      std::regex(R"(cannot take (\w+) below opset)"),
   };
   std::smatch m;
   for (const auto& p : patterns) {
@@ -199,15 +202,20 @@ OpsetConversion convert_opset(const onnx::ModelProto& model, int64_t target, con
   swap_out(input, aside);
   c.weights_set_aside = aside.size();
   try {
-    c.model = onnx::version_conversion::ConvertVersion(input, static_cast<int>(target));
+    if (c.from >= 13 && target < 13) prepare_resize_inputs(input);
+    onnx::version_conversion::DefaultVersionConverter converter;
+    register_down_adapters(converter);
+    c.model = converter.convert_version(input, onnx::OpSetID(c.from), onnx::OpSetID(target));
   } catch (const std::exception& e) {
-    const std::string message = one_line(e.what());
+    std::string message = one_line(e.what());
+    // ONNX's assertions open with their source file and line: the reason follows "failed: ".
+    if (const size_t at = message.find("failed: "); at != std::string::npos) message.erase(0, at + 8);
     c.blocking_op = op_in_converter_message(message);
     c.reason = c.blocking_op.empty()
                    ? "ONNX's version converter cannot convert the model from opset " + std::to_string(c.from) +
                          " to " + std::to_string(target) + ": " + message
-                   : "ONNX's version converter has no opset-" + std::to_string(target) + " form of " +
-                         c.blocking_op + " (opset " + std::to_string(c.from) + "): " + message;
+                   : c.blocking_op + " blocks the conversion from opset " + std::to_string(c.from) + " to " +
+                         std::to_string(target) + ": " + message;
     return std::move(finish(c));
   }
   std::string error;
