@@ -221,3 +221,38 @@ g (float[1,16] x) => (float[1,3] v, int64[1,3] i) {
   CHECK_FALSE(plan.applies);
   CHECK(plan.reason.find("no node is on the BPU") != std::string::npos);
 }
+
+TEST_CASE("host split: a classifier's trailing Reshape, CPU on X3, goes to the host; on X5 it is a BPU node") {
+  TempDir dir;
+  onnx::ModelProto m = model_from_text(R"(
+<ir_version: 6, opset_import: ["" : 11]>
+g (float[1,3,32,32] x) => (float[1,16] y) <int64[2] shape = {1, 16}> {
+  c = Conv <pads = [1, 1, 1, 1]> (x, W)
+  r = Relu (c)
+  p = GlobalAveragePool (r)
+  y = Reshape (p, shape)
+}
+)");
+  std::mt19937 rng(11);
+  *m.mutable_graph()->add_initializer() = float_tensor("W", {16, 3, 3, 3}, random_floats(16 * 3 * 3 * 3, rng), true);
+  const std::string path = save_model(dir, "cls.onnx", m);
+  const ModelReport x3 = lint_model(path, platform("bernoulli2"));
+  REQUIRE(x3.ok);
+  HostSplitPlan plan = plan_host_split(*x3.loaded, x3.facts, x3.placement);
+  INFO(plan.reason);
+  REQUIRE(plan.applies);
+  CHECK(ops(plan.tail.graph()) == std::set<std::string>{"Reshape"});
+  CHECK(plan.tail_cpu == 1);
+  CHECK(plan.frontier == std::vector<std::string>{"p"});
+  std::string error;
+  REQUIRE_MESSAGE(write_host_split(*x3.loaded, plan, default_host_split_paths(path), error), error);
+  const ModelReport head = lint_model(dir.path("cls.bpu.onnx"), platform("bernoulli2"));
+  REQUIRE(head.ok);
+  CHECK(head.summary.cpu == 0);
+
+  const ModelReport x5 = lint_model(path, platform("bayes-e"));
+  REQUIRE(x5.ok);
+  plan = plan_host_split(*x5.loaded, x5.facts, x5.placement);
+  CHECK_FALSE(plan.applies);
+  CHECK(plan.reason == "no node is on the CPU");
+}
