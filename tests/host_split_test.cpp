@@ -256,3 +256,23 @@ g (float[1,3,32,32] x) => (float[1,16] y) <int64[2] shape = {1, 16}> {
   CHECK_FALSE(plan.applies);
   CHECK(plan.reason == "no node is on the CPU");
 }
+
+TEST_CASE("host split: with external data each part's weights go to its own .data file") {
+  TempDir dir;
+  const std::string path = conv_topk(dir);
+  const ModelReport r = lint_model(path, platform("j6p"));
+  REQUIRE(r.ok);
+  HostSplitPlan plan = plan_host_split(*r.loaded, r.facts, r.placement);
+  REQUIRE(plan.applies);
+  std::string error;
+  REQUIRE_MESSAGE(write_host_split(*r.loaded, plan, default_host_split_paths(path), error, /*external_data=*/true),
+                  error);
+  CHECK(exists(dir.path("conv_topk.bpu.onnx.data")));  // the Conv's 18 KiB weight
+  LoadedModel head, original;
+  REQUIRE(load_model(dir.path("conv_topk.bpu.onnx"), head, error));
+  REQUIRE(load_model(path, original, error));
+  std::string want, got;
+  REQUIRE(read_tensor_bytes(original, original.model->graph().initializer(0), want, error));
+  REQUIRE(read_tensor_bytes(head, head.model->graph().initializer(0), got, error));
+  CHECK(want == got);
+}

@@ -57,7 +57,7 @@ print(f"nodes {p['nodes']} -> BPU part {p['head_nodes']} + host part {p['tail_no
 PYEOF
 }
 
-split_case() { # split_case NAME MODEL SHAPES_JSON
+split_case() { # split_case NAME MODEL SHAPES_JSON   (SHAPES_JSON "-": no ONNX Runtime run)
   local name="$1" model="$2" shapes="$3" dir="$WORK/split/$1"
   rm -rf "$dir"; mkdir -p "$dir"
   cp "$model" "$dir/model.onnx"
@@ -68,7 +68,9 @@ split_case() { # split_case NAME MODEL SHAPES_JSON
   [ "$before" = "$(sha256sum "$dir/model.onnx" | cut -d' ' -f1)" ] || { result "split $name" 1 "input modified"; return; }
   local cpu; cpu="$(cpu_nodes "$dir/model.bpu.onnx" j6p)"
   [ "$cpu" = 0 ] || { result "split $name" 1 "the BPU part has $cpu CPU nodes on j6p"; return; }
-  if ! node "$HERE/compare_split.js" "$dir/model.onnx" "$dir/model.bpu.onnx" "$dir/model.host.onnx" "$shapes" \
+  if [ "$shapes" = - ]; then
+    echo "(structure only)" >"$dir/compare.log"
+  elif ! node "$HERE/compare_split.js" "$dir/model.onnx" "$dir/model.bpu.onnx" "$dir/model.host.onnx" "$shapes" \
       >"$dir/compare.log" 2>&1; then
     result "split $name" 1 "$(grep -m1 FAIL "$dir/compare.log" || head -1 "$dir/compare.log")"; return
   fi
@@ -105,7 +107,8 @@ opset_refused() { # opset_refused NAME MODEL OP
 IMG320='{"images": [1, 3, 320, 320]}'
 IMG224='{"images": [1, 3, 224, 224]}'
 split_case conv_topk "$WORK/models/conv_topk.onnx" '{"x": [1, 3, 16, 16]}'
-split_case fcos_resnet50_fpn "$ZOO/fcos_resnet50_fpn.op17.onnx" "$IMG320"
+# Random weights keep FCOS's prior bias: no box comes out, so ONNX Runtime runs fcos_scored instead.
+split_case fcos_resnet50_fpn "$ZOO/fcos_resnet50_fpn.op17.onnx" -
 split_case fcos_scored "$WORK/models/fcos_scored.onnx" "$IMG320"
 split_case ssdlite320_mobilenet_v3_large "$ZOO/ssdlite320_mobilenet_v3_large.op17.onnx" "$IMG320"
 opset_case resnet18 "$ZOO/resnet18.op17.onnx" "$IMG224"

@@ -91,11 +91,18 @@ struct HostSplitPaths {
 };
 HostSplitPaths default_host_split_paths(const std::string& input_path);
 
+// The two outputs' roles in the run's plan of reads and writes (io_plan.h):
+// a command line that plans them before linting uses the same words.
+inline constexpr const char* kHostSplitBpuRole = "the BPU part of the host split (--fix)";
+inline constexpr const char* kHostSplitHostRole = "the host part of the host split (--fix)";
+
 // Proves the plan, then writes both parts by the output policy
 // (output_file.h): both land or neither does (each is complete and synced
 // before either is put in place). The two paths must be different files.
-// `plan`'s models are consumed. False with one line naming the file or the
-// failed proof; nothing is written then.
-bool write_host_split(const LoadedModel& source, HostSplitPlan& plan, const HostSplitPaths& paths, std::string& error);
+// `plan`'s models are consumed. `external_data` (--external-data): weights go
+// to <part>.data beside each part (automatic past protobuf's 2 GiB). False
+// with one line naming the file or the failed proof; nothing is written then.
+bool write_host_split(const LoadedModel& source, HostSplitPlan& plan, const HostSplitPaths& paths, std::string& error,
+                      bool external_data = false);
 
 }  // namespace bpulint

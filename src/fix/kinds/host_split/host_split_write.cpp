@@ -15,7 +15,8 @@ HostSplitPaths default_host_split_paths(const std::string& input_path) {
   return {(p.parent_path() / (stem + ".bpu.onnx")).string(), (p.parent_path() / (stem + ".host.onnx")).string()};
 }
 
-bool write_host_split(const LoadedModel& source, HostSplitPlan& plan, const HostSplitPaths& paths, std::string& error) {
+bool write_host_split(const LoadedModel& source, HostSplitPlan& plan, const HostSplitPaths& paths, std::string& error,
+                      bool external_data) {
   if (!prove_host_split(*source.model, plan, source.folder.empty() ? "." : source.folder, error)) {
     error = "the host split is not proven, so not written: " + error;
     return false;
@@ -31,8 +32,9 @@ bool write_host_split(const LoadedModel& source, HostSplitPlan& plan, const Host
     return false;
   }
   WriteOptions bpu_options, host_options;
-  bpu_options.role = "the BPU part of the host split (--fix)";
-  host_options.role = "the host part of the host split (--fix)";
+  bpu_options.external_data = host_options.external_data = external_data;
+  bpu_options.role = kHostSplitBpuRole;
+  host_options.role = kHostSplitHostRole;
   PendingModelWrite bpu_write, host_write;
   return prepare_model_write(source, plan.head, paths.bpu, bpu_options, bpu_write, error) &&
          prepare_model_write(source, plan.tail, paths.host, host_options, host_write, error) &&

@@ -253,13 +253,14 @@ OpsetConversion convert_opset(const onnx::ModelProto& model, int64_t target, con
 }
 
 bool write_opset_conversion(const LoadedModel& source, OpsetConversion& conversion, const std::string& out_path,
-                            std::string& error) {
+                            std::string& error, bool external_data) {
   if (!conversion.ok || !conversion.changed) {
     error = conversion.ok ? "nothing to write: the model is at opset " + std::to_string(conversion.from)
                           : "not written: " + conversion.reason;
     return false;
   }
   WriteOptions options;
+  options.external_data = external_data;
   WriteResult result;
   return write_model_atomic(source, conversion.model, out_path, options, result, error);
 }

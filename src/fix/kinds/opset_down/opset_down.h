@@ -40,9 +40,10 @@ struct OpsetConversion {
 OpsetConversion convert_opset(const onnx::ModelProto& model, int64_t target, const std::string& model_dir = ".");
 
 // Writes a proven conversion atomically by the output policy (model_writer.h),
-// its weights copied file to file from `source`. `conversion.model` is consumed.
+// its weights copied file to file from `source` (to <out>.data with
+// `external_data`, as --external-data). `conversion.model` is consumed.
 bool write_opset_conversion(const LoadedModel& source, OpsetConversion& conversion, const std::string& out_path,
-                            std::string& error);
+                            std::string& error, bool external_data = false);
 
 // The op named in a converter message ("No Previous Version of X exists",
 // "... for X ..."), "" when there is none. For the message and the tests.
