@@ -419,20 +419,33 @@ void remove_replaced_data(const std::string& path) {
 
 }  // namespace
 
-bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, const std::string& out_path,
-                        const WriteOptions& options, WriteResult& result, std::string& error) {
-  result = WriteResult{};
+struct PendingModelWrite::State {
+  std::string out_path;
+  AtomicFile file, data;
+  std::string replaced_data;  // the replaced model's weights file, removed once the new one is in place
+};
+
+PendingModelWrite::PendingModelWrite() = default;
+PendingModelWrite::~PendingModelWrite() = default;
+
+bool prepare_model_write(const LoadedModel& source, onnx::ModelProto& model, const std::string& out_path,
+                         const WriteOptions& options, PendingModelWrite& pending, std::string& error) {
+  pending.result_ = WriteResult{};
+  pending.state_ = std::make_unique<PendingModelWrite::State>();
+  PendingModelWrite::State& state = *pending.state_;
+  WriteResult& result = pending.result_;
+  state.out_path = out_path;
   const std::vector<std::string> inputs = source_files(source, model);
   OutputTarget target;
-  AtomicFile file;
-  if (!plan_write(out_path, kFixedModelRole, error)) {
+  AtomicFile& file = state.file;
+  if (!plan_write(out_path, options.role != nullptr ? options.role : kFixedModelRole, error)) {
     error = out_path + ": " + error;
     return false;
   }
   if (!resolve_output(out_path, OutputUse::Model, inputs, target, error) || !file.open(target, error)) return false;
   const uint64_t embed = bytes_to_embed(model);
   result.external_data = options.external_data || embed == UINT64_MAX || model.ByteSizeLong() + embed > kProtobufLimit;
-  AtomicFile data;
+  AtomicFile& data = state.data;
   SourceFiles sources;
   std::vector<std::unique_ptr<ExternalSpan>> spans;
   Pieces pieces;
@@ -441,7 +454,7 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
   // leave the old model reading new bytes), but into the other of two names,
   // and the old file goes once the new model is in place.
   const DataNames names = data_names(target);
-  const std::string replaced_data = names.used_by_old;
+  state.replaced_data = names.used_by_old;
   if (result.external_data) {
     // A symlink's target folder: the .data file goes beside the model.
     result.data_path = names.free;
@@ -463,22 +476,41 @@ bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, cons
   } else if (!plan_embedded(source, options.computed, model, spans, pieces, error)) {
     return false;
   }
-  if (!pieces.write(sources, file, error) || !file.sync(error) || (result.external_data && !data.sync(error))) {
-    return false;
-  }
-  // Both land or neither is interrupted between them; the data file first: a
-  // model never points at data that is not there. A SIGKILL between them
-  // leaves the old model with its own data file, untouched.
+  return pieces.write(sources, file, error) && file.sync(error) && (!result.external_data || data.sync(error));
+}
+
+bool commit_model_writes(const std::vector<PendingModelWrite*>& writes, std::string& error) {
+  // Each pair lands or none is interrupted between them; the data file
+  // first: a model never points at data that is not there. A SIGKILL between
+  // them leaves the old model with its own data file, untouched.
   InterruptShield shield;
-  if (result.external_data) {
-    if (!data.commit(error)) return false;
-    if (const char* hook = std::getenv("BPULINT_TEST_KILL_BETWEEN_COMMITS"); hook != nullptr && *hook == '1') {
-      ::raise(SIGKILL);  // a test hook: the kill the issue names, at the worst moment
+  for (PendingModelWrite* w : writes) {
+    if (w->state_ == nullptr) {
+      error = "internal error: a model write committed before it was prepared";
+      return false;
+    }
+    PendingModelWrite::State& state = *w->state_;
+    if (w->result_.external_data) {
+      if (!state.data.commit(error)) return false;
+      if (const char* hook = std::getenv("BPULINT_TEST_KILL_BETWEEN_COMMITS"); hook != nullptr && *hook == '1') {
+        ::raise(SIGKILL);  // a test hook: the kill the issue names, at the worst moment
+      }
+    }
+    if (!state.file.commit(error)) return false;
+    if (!state.replaced_data.empty() && state.replaced_data != w->result_.data_path) {
+      remove_replaced_data(state.replaced_data);
     }
   }
-  if (!file.commit(error)) return false;
-  if (!replaced_data.empty() && replaced_data != result.data_path) remove_replaced_data(replaced_data);
   return true;
+}
+
+bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, const std::string& out_path,
+                        const WriteOptions& options, WriteResult& result, std::string& error) {
+  PendingModelWrite pending;
+  const bool ok = prepare_model_write(source, model, out_path, options, pending, error) &&
+                  commit_model_writes({&pending}, error);
+  result = pending.result();
+  return ok;
 }
 
 }  // namespace bpulint

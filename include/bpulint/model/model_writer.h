@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <onnx/onnx_pb.h>
 
@@ -30,6 +32,9 @@ struct WriteOptions {
   // into it. Chosen automatically when the model would pass protobuf's 2 GiB.
   bool external_data = false;
   const ComputedPayloads* computed = nullptr;
+  // The output's role in the run's plan of reads and writes (io_plan.h);
+  // nullptr: kFixedModelRole.
+  const char* role = nullptr;
 };
 
 struct WriteResult {
@@ -46,6 +51,32 @@ struct WriteResult {
 // file it leads to.
 bool write_model_atomic(const LoadedModel& source, onnx::ModelProto& model, const std::string& out_path,
                         const WriteOptions& options, WriteResult& result, std::string& error);
+
+// Several models that land together (a host split's two parts): each is
+// written and synced to a temp file first (prepare_model_write), then all are
+// put in place at once (commit_model_writes), so a failed write leaves every
+// target as it was. Destroyed uncommitted, a pending write leaves nothing.
+class PendingModelWrite {
+ public:
+  PendingModelWrite();
+  ~PendingModelWrite();
+  PendingModelWrite(const PendingModelWrite&) = delete;
+  PendingModelWrite& operator=(const PendingModelWrite&) = delete;
+  const WriteResult& result() const { return result_; }
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+  WriteResult result_;
+  friend bool prepare_model_write(const LoadedModel&, onnx::ModelProto&, const std::string&, const WriteOptions&,
+                                  PendingModelWrite&, std::string&);
+  friend bool commit_model_writes(const std::vector<PendingModelWrite*>&, std::string&);
+};
+bool prepare_model_write(const LoadedModel& source, onnx::ModelProto& model, const std::string& out_path,
+                         const WriteOptions& options, PendingModelWrite& pending, std::string& error);
+// Renames are all that is left, under one InterruptShield: a failure here
+// (rare: the folder went away) can leave the writes before it in place.
+bool commit_model_writes(const std::vector<PendingModelWrite*>& writes, std::string& error);
 
 // The default output for --fix: <dir>/<stem>.fixed.onnx beside the input.
 std::string default_fixed_path(const std::string& input_path);
