@@ -10,11 +10,23 @@ install(FILES ${CMAKE_SOURCE_DIR}/scripts/completion.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME bpu-lint)
 
 find_program(BPULINT_HELP2MAN help2man)
+# help2man runs the binary; a cross-built one runs under the toolchain's emulator
+# (qemu-user), through a script help2man can call like the binary itself.
+set(help_runner $<TARGET_FILE:bpu-lint>)
+if(CMAKE_CROSSCOMPILING)
+  if(NOT CMAKE_CROSSCOMPILING_EMULATOR)
+    message(FATAL_ERROR "cross-compiling needs CMAKE_CROSSCOMPILING_EMULATOR (qemu-user) to write the man page")
+  endif()
+  list(JOIN CMAKE_CROSSCOMPILING_EMULATOR "' '" emulator)
+  set(help_runner ${CMAKE_BINARY_DIR}/bpu-lint-emulated)
+  file(GENERATE OUTPUT ${help_runner} CONTENT "#!/bin/sh\nexec '${emulator}' '$<TARGET_FILE:bpu-lint>' \"$@\"\n"
+       FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+endif()
 if(BPULINT_HELP2MAN)
   set(man_page ${CMAKE_BINARY_DIR}/bpu-lint.1)
   add_custom_command(OUTPUT ${man_page}
     COMMAND ${BPULINT_HELP2MAN} --no-info --section=1
-            "--name=which ONNX nodes will fall off a Horizon BPU, and why" --output=${man_page} $<TARGET_FILE:bpu-lint>
+            "--name=which ONNX nodes will fall off a Horizon BPU, and why" --output=${man_page} ${help_runner}
     DEPENDS bpu-lint
     COMMENT "Generating the man page from bpu-lint --help")
   add_custom_target(bpulint_man_page ALL DEPENDS ${man_page})
@@ -36,12 +48,23 @@ if(BPULINT_BUNDLE)
   target_link_options(bpu-lint PRIVATE -Wl,--disable-new-dtags)
   # The base system every supported machine has (Ubuntu 22.04, Debian 12):
   # glibc, GCC 12's libstdc++ and libgcc_s, zlib, expat. Everything else is bundled.
+  # A cross-build's libraries come from scripts/cross_sysroot.sh's folder, which
+  # lists each file's Debian package (owners.txt) for the copyright files.
+  install(CODE "set(sysroot \"${BPULINT_SYSROOT}\")")
   install(CODE [[
     file(GET_RUNTIME_DEPENDENCIES
       EXECUTABLES "$<TARGET_FILE:bpu-lint>"
       RESOLVED_DEPENDENCIES_VAR bundled
       UNRESOLVED_DEPENDENCIES_VAR missing
       PRE_EXCLUDE_REGEXES "^(ld-linux.*|libc|libm|libdl|libpthread|librt|libresolv|libstdc\\+\\+|libgcc_s|libz|libexpat)\\.so.*")
+    # A library found for one dependent is the one the loader gives every other
+    # (one soname, one copy in the process). CMake does not carry the binary's RPATH
+    # to every library's dependencies (libcgraph -> libcdt); natively the machine's
+    # loader cache finds them, which holds no other architecture's libraries.
+    foreach(lib IN LISTS bundled)
+      get_filename_component(name "${lib}" NAME)
+      list(REMOVE_ITEM missing "${name}")
+    endforeach()
     if(missing)
       message(FATAL_ERROR "bpu-lint needs libraries that cannot be found: ${missing}")
     endif()
@@ -52,13 +75,24 @@ if(BPULINT_BUNDLE)
       get_filename_component(real "${lib}" REALPATH)
       file(INSTALL DESTINATION "${CMAKE_INSTALL_PREFIX}/lib/bpu-lint" TYPE FILE RENAME "${name}" FILES "${real}")
       # Each bundled library's licence travels with it: its Debian package's copyright file.
-      execute_process(COMMAND dpkg-query -S "${real}" OUTPUT_VARIABLE owner ERROR_QUIET RESULT_VARIABLE rc)
-      if(rc EQUAL 0)
-        string(REGEX REPLACE "[:,].*" "" owner "${owner}")
-        if(EXISTS "/usr/share/doc/${owner}/copyright")
-          file(INSTALL DESTINATION "${CMAKE_INSTALL_PREFIX}/share/doc/bpu-lint/third-party" TYPE FILE
-               RENAME "${owner}.copyright" FILES "/usr/share/doc/${owner}/copyright")
+      set(owner "")
+      if(sysroot)
+        file(RELATIVE_PATH path "${sysroot}" "${real}")
+        file(STRINGS "${sysroot}/owners.txt" line REGEX "^/${path} ")
+        string(REGEX REPLACE "^[^ ]* " "" owner "${line}")
+      else()
+        execute_process(COMMAND dpkg-query -S "${real}" OUTPUT_VARIABLE owner ERROR_QUIET RESULT_VARIABLE rc)
+        if(rc EQUAL 0)
+          string(REGEX REPLACE "[:,].*" "" owner "${owner}")
+        else()
+          set(owner "")
         endif()
+      endif()
+      if(owner AND EXISTS "${sysroot}/usr/share/doc/${owner}/copyright")
+        file(INSTALL DESTINATION "${CMAKE_INSTALL_PREFIX}/share/doc/bpu-lint/third-party" TYPE FILE
+             RENAME "${owner}.copyright" FILES "${sysroot}/usr/share/doc/${owner}/copyright")
+      elseif(sysroot)
+        message(FATAL_ERROR "${real}: no Debian package in ${sysroot}/owners.txt with a copyright file")
       endif()
     endforeach()
   ]])
@@ -81,7 +115,11 @@ if(BPULINT_BUNDLE)
   set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
   set(CPACK_STRIP_FILES ON)
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-  set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
+  if(CMAKE_SYSTEM_PROCESSOR STREQUAL "aarch64")
+    set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE arm64)
+  else()
+    set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
+  endif()
   set(CPACK_DEBIAN_PACKAGE_SECTION devel)
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.35), libstdc++6 (>= 12), libgcc-s1, zlib1g, libexpat1")
   set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "Lints ONNX models against Horizon Robotics BPU constraints (Journey 6P first)\n and rewrites ConvTranspose3d layers so they stay on the BPU.")

@@ -17,16 +17,23 @@ if(NOT ONNX_FOUND)
   else()
     set(cache "$ENV{HOME}/.cache/bpu-lint")
   endif()
-  # The static library is compiled against one protobuf's headers: one folder per protobuf.
+  # The static library is compiled against one protobuf's headers: one folder per protobuf
+  # (and per target, when cross-compiling with a toolchain file).
   set(BPULINT_ONNX_PREFIX "${cache}/onnx-1.17.0-protobuf-${Protobuf_VERSION}")
+  set(toolchain "")
+  if(CMAKE_CROSSCOMPILING)
+    string(APPEND BPULINT_ONNX_PREFIX "-${CMAKE_SYSTEM_PROCESSOR}")
+    get_filename_component(toolchain "${CMAKE_TOOLCHAIN_FILE}" ABSOLUTE)
+  endif()
   if(NOT EXISTS "${BPULINT_ONNX_PREFIX}/.complete")
     message(STATUS "ONNX ${BPULINT_ONNX_MIN_VERSION}: the system has none; building it once into ${BPULINT_ONNX_PREFIX}")
-    execute_process(COMMAND "${CMAKE_SOURCE_DIR}/scripts/build_onnx.sh" "${BPULINT_ONNX_PREFIX}" RESULT_VARIABLE rc)
+    execute_process(COMMAND "${CMAKE_SOURCE_DIR}/scripts/build_onnx.sh" "${BPULINT_ONNX_PREFIX}" ${toolchain} RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "ONNX ${BPULINT_ONNX_MIN_VERSION} could not be built (scripts/build_onnx.sh, above)")
     endif()
   endif()
-  find_package(ONNX ${BPULINT_ONNX_MIN_VERSION} CONFIG REQUIRED PATHS "${BPULINT_ONNX_PREFIX}" NO_DEFAULT_PATH)
+  find_package(ONNX ${BPULINT_ONNX_MIN_VERSION} CONFIG REQUIRED PATHS "${BPULINT_ONNX_PREFIX}" NO_DEFAULT_PATH
+               NO_CMAKE_FIND_ROOT_PATH)  # (the cache is not in a cross-build's sysroot)
 endif()
 message(STATUS "ONNX ${ONNX_VERSION} from ${ONNX_DIR}")
 
