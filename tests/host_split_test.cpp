@@ -222,7 +222,7 @@ g (float[1,16] x) => (float[1,3] v, int64[1,3] i) {
   CHECK(plan.reason.find("no node is on the BPU") != std::string::npos);
 }
 
-TEST_CASE("host split: a classifier's trailing Reshape, CPU on X3, goes to the host; on X5 it is a BPU node") {
+TEST_CASE("host split: a classifier's trailing Reshape, CPU on X3, goes to the host, while on X5 it is a BPU node") {
   TempDir dir;
   onnx::ModelProto m = model_from_text(R"(
 <ir_version: 6, opset_import: ["" : 11]>
