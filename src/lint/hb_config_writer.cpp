@@ -222,6 +222,11 @@ bool fix_hb_config_text(const std::string& text, const std::string& path, const 
         from = to = section_end;
       }
     }
+    // Marks come from the parser; a line range they cannot make is refused, never cut.
+    if (from > lines.size() || to > lines.size() || to < from || indent < 0) {
+      error = "cannot place node_info in this layout; add the lines by hand";
+      return false;
+    }
     const std::vector<std::string> block = render_block(entries, indent, error);
     if (block.empty()) return false;
     lines.erase(lines.begin() + static_cast<long>(from), lines.begin() + static_cast<long>(to));
