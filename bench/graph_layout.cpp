@@ -2,9 +2,9 @@
 // them: build the picture (whole, or collapsed) and lay it out with Graphviz.
 // With --full N the full-layout limit can be raised, to measure how a full
 // layout scales (how kFullGraphNodes and kGraphLayoutBudget were chosen;
-// bench/graph_report.sh, bench/README.md "Graph reports").
+// bench/graph_report.sh, bench/HISTORY.md "Graph reports").
 //
-//   bench_graph_layout MODEL [--full N] [--budget N] [--hops N]
+//   bench_graph_layout MODEL [--full N] [--budget N] [--hops N] [--platform NAME] [--svg FILE]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -25,16 +25,20 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s MODEL [--full N] [--budget N] [--hops N]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MODEL [--full N] [--budget N] [--hops N] [--platform NAME] [--svg FILE]\n", argv[0]);
     return 2;
   }
   GraphOptions options;
+  std::string platform_name = kDefaultPlatform;
+  std::string svg_file;  // where to write the SVG, to look at it
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const unsigned long v = std::strtoul(argv[i + 1], nullptr, 10);
     if (flag == "--full") options.full_nodes = v;
     else if (flag == "--budget") options.budget = v;
     else if (flag == "--hops") options.context_hops = static_cast<int>(v);
+    else if (flag == "--platform") platform_name = argv[i + 1];
+    else if (flag == "--svg") svg_file = argv[i + 1];
   }
   RuleDatabase db;
   std::string error;
@@ -42,8 +46,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return 2;
   }
-  const Platform& platform = *db.find(kDefaultPlatform);
-  ModelReport report = lint(argv[1], ModelPlan::defaults(platform));
+  const Platform* platform = db.find(platform_name);
+  if (platform == nullptr) {
+    std::fprintf(stderr, "no platform %s\n", platform_name.c_str());
+    return 2;
+  }
+  ModelReport report = lint(argv[1], ModelPlan::defaults(*platform));
   if (!report.ok) {
     std::fprintf(stderr, "%s: %s\n", argv[1], report.error.c_str());
     return 2;
@@ -55,11 +63,22 @@ int main(int argc, char** argv) {
   DotStyle style;
   style.id_prefix = "m0_";
   style.finding_prefix = "m0_f";
-  const std::string dot = graph_dot(report, graph, style);
+  std::string dot = graph_dot(report, graph, style);
+  // Experiments with dot's own limits: BENCH_DOT_ATTRS="mclimit=0.5, nslimit=2" joins the graph attributes.
+  if (const char* attrs = std::getenv("BENCH_DOT_ATTRS")) {
+    const size_t at = dot.find("graph [");
+    if (at != std::string::npos) dot.insert(at + 7, std::string(attrs) + ", ");
+  }
   std::string svg;
   t = std::chrono::steady_clock::now();
   const bool ok = layout_svg(dot, svg, error);
   const double layout = seconds_since(t);
+  if (ok && !svg_file.empty()) {
+    if (FILE* f = std::fopen(svg_file.c_str(), "wb")) {
+      std::fwrite(svg.data(), 1, svg.size(), f);
+      std::fclose(f);
+    }
+  }
   // nodes items collapsed hops build_s layout_s dot_bytes svg_bytes
   std::printf("%zu\t%zu\t%s\t%d\t%.3f\t%.3f\t%zu\t%zu%s%s\n", report.facts.nodes.size(), graph.items.size(),
               graph.collapsed ? "collapsed" : "full", graph.context_hops, build, layout, dot.size(), svg.size(),

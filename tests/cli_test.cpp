@@ -118,6 +118,14 @@ TEST_CASE("rules, explain, platforms") {
   CHECK(rules.exit_code == 0);
   CHECK(rules.out.find("BPU1101") != std::string::npos);
   CHECK(rules.out.find("convtranspose3d-stride-d") != std::string::npos);
+  // `rules list` is the same listing, options before or after `list`.
+  const CommandResult list = run_bpu_lint({"rules", "list", "--platform", "j6p"});
+  CHECK(list.exit_code == 0);
+  CHECK(list.out == rules.out);
+  const CommandResult json = run_bpu_lint({"rules", "--format", "json", "-p", "bayes"});
+  CHECK(json.exit_code == 0);
+  CHECK(run_bpu_lint({"rules", "list", "--format", "json", "-p", "bayes"}).out == json.out);
+  CHECK(run_bpu_lint({"rules", "list", "bogus"}).exit_code == 2);
   const CommandResult explain = run_bpu_lint({"explain", "BPU1102"});
   CHECK(explain.exit_code == 0);
   CHECK(explain.out.find("status:     inferred") != std::string::npos);

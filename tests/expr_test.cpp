@@ -518,7 +518,11 @@ TEST_CASE("trace: contents, order, canonical text") {
 TEST_CASE("templates") {
   CHECK(render("kernel D={kernel_shape[0]} outside [1, 2]") == "kernel D=5 outside [1, 2]");
   CHECK(render("shape {input[0].shape}, dtype {input[0].dtype}") == "shape [1, 128, 2, 6, 6], dtype float32");
-  CHECK(render("dims {input[1].shape}, N={dyn}, m={missing}") == "dims [128, ?, 5, 2, 2], N=?, m=?");
+  // A dynamic dim prints its name, any other unknown "?".
+  CHECK(render("dims {input[1].shape}, N={dyn}, m={missing}") == "dims [128, C, 5, 2, 2], N=N, m=?");
+  CHECK(Value::dynamic_dim("").to_string() == "?");
+  CHECK(Value::dynamic_dim("12").to_string() == "?");  // digits would read as a static dim
+  CHECK(Value::of_list({Value::dynamic_dim("batch"), Value::of_int(3)}).to_string() == "[batch, 3]");
   CHECK(render("{{literal}} {{{group}}}") == "{literal} {1}");
   CHECK(render("set {group in {1, 2}} and '{op}'") == "set true and 'ConvTranspose'");
   CHECK(render("str {'}'}") == "str }");

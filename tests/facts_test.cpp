@@ -46,7 +46,7 @@ TEST_CASE("ConvTranspose defaults are resolved for its opset") {
 TEST_CASE("tensor facts: dtype, shape with unknown dynamic dims, constness") {
   const WalkedModel f = walk_model_text(kConvTranspose3d);
   const Value in = *fact(f->nodes[0], "input").items().at(0).field("shape");
-  CHECK(in.to_string() == "[?, 128, 2, 6, 6]");
+  CHECK(in.to_string() == "[N, 128, 2, 6, 6]");  // the dim_param's name
   CHECK(in.items()[0].is_unknown());
   CHECK(in.items()[0].as_string() == "dynamic dim 'N'");
   const Value x = fact(f->nodes[0], "input").items().at(0);
@@ -54,7 +54,7 @@ TEST_CASE("tensor facts: dtype, shape with unknown dynamic dims, constness") {
   CHECK(x.field("rank")->as_int() == 5);
   CHECK_FALSE(x.field("const")->as_bool());
   const Value y = fact(f->nodes[0], "output").items().at(0);
-  CHECK(y.field("shape")->to_string() == "[?, 64, 10, 12, 12]");
+  CHECK(y.field("shape")->to_string() == "[N, 64, 10, 12, 12]");
   CHECK(fact(f->nodes[0], "max_rank").as_int() == 5);
 }
 
@@ -336,7 +336,7 @@ TEST_CASE("Einsum output dims come from its equation: explicit, implicit, ellips
   };
   const std::vector<Case> cases = {
       {"float[1,8,12,20] A, float[1,16,12,20] B", "bdhw,bchw->bcdhw", "[1, 16, 8, 12, 20]"},
-      {"float[N,8,12,20] A, float[N,16,12,20] B", "bdhw,bchw->bcdhw", "[?, 16, 8, 12, 20]"},
+      {"float[N,8,12,20] A, float[N,16,12,20] B", "bdhw,bchw->bcdhw", "[N, 16, 8, 12, 20]"},
       {"float[3,4] A, float[4,5] B", "ij,jk", "[3, 5]"},                  // implicit: labels used once, sorted
       {"float[2,7,3,4] A, float[4,5] B", "...ij,jk->...ik", "[2, 7, 3, 5]"},
       {"float[2,1,3,4] A, float[1,6,4,5] B", "...ij,...jk->...ik", "[2, 6, 3, 5]"},  // ellipsis broadcast

@@ -349,6 +349,8 @@ int run_cli(int argc, char** argv) {
   rules_cmd->add_option("--format", rules_format, "text, markdown (the docs/ pages) or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
   rules_cmd->add_option("--rules-dir", run.rules_dir, "Rule folder");
+  // `rules list` is what users of subcommand CLIs type first; its options are the listing's.
+  rules_cmd->add_subcommand("list", "The same listing as `bpu-lint rules`")->fallthrough();
   auto* validate_cmd = rules_cmd->add_subcommand("validate", "Check rule files (yours or the database's)");
   std::vector<std::string> validate_files;
   validate_cmd->add_option("files", validate_files, "Rule files or folders")->required();

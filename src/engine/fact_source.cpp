@@ -40,7 +40,7 @@ Value shape_value(const onnx::TypeProto* type, Value* rank) {
     if (dim.has_dim_value()) {
       dims.push_back(Value::of_int(dim.dim_value()));
     } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
-      dims.push_back(Value::unknown("dynamic dim '" + dim.dim_param() + "'"));
+      dims.push_back(Value::dynamic_dim(dim.dim_param()));
     } else {
       dims.push_back(Value::unknown("dim not inferred"));
     }
@@ -59,7 +59,7 @@ Value constant_value(const TensorFacts& t) {
     std::vector<Value> items;
     for (const auto& e : t.values->elems) {
       if (e.is_known()) items.push_back(Value::of_int(e.value));
-      else if (e.kind == IntElement::Kind::Symbol) items.push_back(Value::unknown("dynamic dim '" + e.symbol + "'"));
+      else if (e.kind == IntElement::Kind::Symbol) items.push_back(Value::dynamic_dim(e.symbol));
       else items.push_back(Value::unknown("not computed"));
     }
     return Value::of_list(std::move(items));

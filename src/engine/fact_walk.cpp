@@ -277,8 +277,7 @@ std::string dims_text(const onnx::TypeProto* t, bool for_pin) {
   for (const auto& d : t->tensor_type().shape().dim()) {
     if (!out.empty()) out += for_pin ? "x" : ", ";
     if (d.has_dim_value()) out += std::to_string(d.dim_value());
-    else if (d.has_dim_param() && !d.dim_param().empty()) out += for_pin ? "<" + d.dim_param() + ">" : d.dim_param();
-    else out += for_pin ? "<?>" : "?";
+    else out += for_pin ? "<" + dynamic_dim_text(d.dim_param()) + ">" : dynamic_dim_text(d.dim_param());
   }
   return for_pin ? out : "[" + out + "]";
 }

@@ -152,6 +152,14 @@ bool layout_svg(const std::string& dot, std::string& svg, std::string& error) {
     error = "Graphviz cannot read the graph: " + first_line(messages, "syntax error");
     return false;
   }
+  // dot's network simplex (ranking and x coordinates) runs until optimal by
+  // default, and on wide graphs (detection heads, many CPU islands) that is
+  // most of the report's time, growing faster than the graph. A limit of one
+  // pass per node bounds it linearly; the layout stays valid, only less
+  // compact (bench/README.md, "HTML report layout bound (issue 44)").
+  char nslimit[] = "nslimit", nslimit1[] = "nslimit1", one[] = "1", none[] = "";
+  agsafeset(graph.get(), nslimit, one, none);
+  agsafeset(graph.get(), nslimit1, one, none);
   const int laid_out = gvLayout(gvc.get(), graph.get(), "dot");
   int rendered = -1;
   if (laid_out == 0) {

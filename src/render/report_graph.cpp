@@ -390,7 +390,7 @@ std::string type_text(const onnx::TypeProto* type) {
   for (int d = 0; d < t.shape().dim_size(); ++d) {
     const auto& dim = t.shape().dim(d);
     if (d > 0) out += ", ";
-    out += dim.has_dim_value() ? std::to_string(dim.dim_value()) : dim.has_dim_param() ? dim.dim_param() : "?";
+    out += dim.has_dim_value() ? std::to_string(dim.dim_value()) : dynamic_dim_text(dim.dim_param());
   }
   return out + "]";
 }

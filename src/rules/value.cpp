@@ -76,7 +76,7 @@ std::string quote(const std::string& s) {
 // ambiguous: ['a, b'] vs ['a', 'b'].
 void append(const Value& v, bool nested, std::string& out) {
   switch (v.kind()) {
-    case Value::Kind::Unknown: out += '?'; return;
+    case Value::Kind::Unknown: out += dynamic_dim_text(v.dim_name()); return;
     case Value::Kind::Bool: out += v.as_bool() ? "true" : "false"; return;
     case Value::Kind::Int: out += std::to_string(v.as_int()); return;
     case Value::Kind::Float: out += format_double(v.as_number()); return;
@@ -206,6 +206,23 @@ Value Value::unknown(std::string reason) {
   Value v;
   if (!reason.empty()) v.u_.p = new std::string(std::move(reason));
   return v;
+}
+
+namespace {
+const std::string kDimPrefix = "dynamic dim '";
+}  // namespace
+
+std::string dynamic_dim_text(const std::string& name) {
+  return name.find_first_not_of("0123456789") == std::string::npos ? "?" : name;
+}
+
+Value Value::dynamic_dim(const std::string& name) { return unknown(kDimPrefix + name + "'"); }
+
+std::string Value::dim_name() const {
+  if (kind_ != Kind::Unknown || str() == nullptr) return "";
+  const std::string& r = *str();
+  if (r.size() <= kDimPrefix.size() || r.compare(0, kDimPrefix.size(), kDimPrefix) != 0 || r.back() != '\'') return "";
+  return r.substr(kDimPrefix.size(), r.size() - kDimPrefix.size() - 1);
 }
 
 Value Value::of_bool(bool b) {

@@ -10,7 +10,7 @@
 // connected run of the other nodes as one box that counts them by placement.
 // Runs made only of constant-folded and shape-arithmetic nodes (the side
 // chains that compute weights and Reshape targets) are left out. How the
-// limits were chosen: bench/README.md, "Graph reports".
+// limits were chosen: bench/HISTORY.md, "Graph reports".
 #pragma once
 
 #include <array>

@@ -100,7 +100,7 @@ using TemplatePtr = std::shared_ptr<const Template>;
 // Error offsets are byte offsets into the whole template text.
 TemplatePtr parse_template(const std::string& text, ExprError* error);
 
-// Placeholders render with Value::to_string(); unknown renders as "?".
+// Placeholders render with Value::to_string(); unknown renders as "?" (a dynamic dim as its name).
 std::string render(const Template& tmpl, const Value& root);
 std::string render(const Template& tmpl, const FactSource& root);
 

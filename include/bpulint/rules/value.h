@@ -12,6 +12,11 @@
 
 namespace bpulint {
 
+// How a dynamic dim prints everywhere (messages, facts, the graph's shapes):
+// its name ("N"), or "?" when it has none or one of digits only, which
+// would read as a static dim.
+std::string dynamic_dim_text(const std::string& name);
+
 class Value {
  public:
   enum class Kind : uint8_t { Unknown, Bool, Int, Float, String, List, Record };
@@ -31,6 +36,12 @@ class Value {
   }
 
   static Value unknown(std::string reason = {});
+  // A dim the model names but does not fix (a dim_param such as N): Unknown
+  // with the reason "dynamic dim 'N'", printed as its name, so every message
+  // names a dynamic dim as the model and the --input-shape hint do.
+  static Value dynamic_dim(const std::string& name);
+  // The name a dynamic_dim was made with; "" for anything else.
+  std::string dim_name() const;
   static Value of_bool(bool v);
   static Value of_int(int64_t v);
   static Value of_float(double v);
@@ -58,7 +69,8 @@ class Value {
   const Value* field(const std::string& name) const;
   void set(const std::string& name, Value v);
 
-  // Human/diagnostic rendering: 5, 2.5, true, 'float32', [5, 2, 2], ? for unknown.
+  // Human/diagnostic rendering: 5, 2.5, true, 'float32', [5, 2, 2], ? for unknown
+  // ([N, 16] for a dynamic_dim: its name, unless empty or all digits).
   std::string to_string() const;
 
   // Structural equality (Int 2 == Float 2.0). Unknown equals nothing.
