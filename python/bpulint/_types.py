@@ -202,6 +202,7 @@ class Model:
     #: when a run would have more than 5,000. Every finding stays in diagnostics.
     groups: List[Group]
     fixed_model: Optional[FixedModel] = None
+    fixed_config: Optional[FixedConfig] = None
 
     @classmethod
     def from_json(cls, d: Any, at: str = "Model") -> "Model":
@@ -209,7 +210,7 @@ class Model:
             ("path", "platform", "summary", "notes", "diagnostics", "groups"),
             (
                 "path", "platform", "error", "summary", "notes", "diagnostics", "groups",
-                "fixed_model",
+                "fixed_model", "fixed_config",
             ),
         )
         return cls(
@@ -221,6 +222,7 @@ class Model:
             diagnostics=_get(d, "diagnostics", at, _list(Diagnostic.from_json)),
             groups=_get(d, "groups", at, _list(Group.from_json)),
             fixed_model=_opt(d, "fixed_model", at, FixedModel.from_json),
+            fixed_config=_opt(d, "fixed_config", at, FixedConfig.from_json),
         )
 
 
@@ -346,6 +348,9 @@ class Diagnostic:
     status: Literal["verified", "derived", "inferred"]
     source: str
     fixes: List[FixOption]
+    #: Only on a finding whose rule offers compile-config fix kinds: the node_info lines each
+    #: adds (--fix with --hb-config writes them to a copy of the config).
+    config_fixes: Optional[List[ConfigFix]] = None
     #: Present when the node has fixes: why --fix leaves the node as it is, null when it applies
     #: the recommended fix. (None both when absent and when null.)
     fix_blocked: Optional[str] = None
@@ -364,7 +369,7 @@ class Diagnostic:
             (
                 "rule", "name", "severity", "outcome", "node", "graph_path", "node_index",
                 "op_type", "node_id", "message", "pytorch_source", "facts", "status", "source",
-                "fixes", "fix_blocked", "waiver", "baselined",
+                "fixes", "config_fixes", "fix_blocked", "waiver", "baselined",
             ),
         )
         return cls(
@@ -383,6 +388,7 @@ class Diagnostic:
             status=_get(d, "status", at, _enum("verified", "derived", "inferred")),
             source=_get(d, "source", at, _string),
             fixes=_get(d, "fixes", at, _list(FixOption.from_json)),
+            config_fixes=_opt(d, "config_fixes", at, _list(ConfigFix.from_json)),
             fix_blocked=_opt(d, "fix_blocked", at, _nullable(_string)),
             waiver=_opt(d, "waiver", at, _string),
             baselined=_opt(d, "baselined", at, _const(True)),
@@ -441,6 +447,37 @@ class FixedModel:
             data_path=_get(d, "data_path", at, _nullable(_string)),
             error=_opt(d, "error", at, _string),
             results=_get(d, "results", at, _list(FixResult.from_json)),
+            summary=_opt(d, "summary", at, Summary.from_json),
+            diagnostics=_opt(d, "diagnostics", at, _list(Diagnostic.from_json)),
+        )
+
+
+@dataclass(kw_only=True)
+class FixedConfig:
+    """With --fix and --hb-config: the compile config written with the config fixes (every other
+    line as it was), the lines added, and, when no model was written, the re-lint with it."""
+
+    path: str
+    #: The input config (never written).
+    config: str
+    written: bool
+    error: Optional[str] = None
+    added: List[Added]
+    summary: Optional[Summary] = None
+    diagnostics: Optional[List[Diagnostic]] = None
+
+    @classmethod
+    def from_json(cls, d: Any, at: str = "FixedConfig") -> "FixedConfig":
+        _object(d, at,
+            ("path", "config", "written", "added"),
+            ("path", "config", "written", "error", "added", "summary", "diagnostics"),
+        )
+        return cls(
+            path=_get(d, "path", at, _string),
+            config=_get(d, "config", at, _string),
+            written=_get(d, "written", at, _boolean),
+            error=_opt(d, "error", at, _string),
+            added=_get(d, "added", at, _list(Added.from_json)),
             summary=_opt(d, "summary", at, Summary.from_json),
             diagnostics=_opt(d, "diagnostics", at, _list(Diagnostic.from_json)),
         )
@@ -523,6 +560,38 @@ class FixOption:
 
 
 @dataclass(kw_only=True)
+class ConfigFix:
+    """``$defs/config_fix`` of the report schema."""
+
+    id: str
+    title: str
+    safety: Literal["safe", "unsafe"]
+    applicable: bool
+    why_not: Optional[str] = None
+    #: node_info entries as written: "<node>": {'ON': 'BPU', 'InputType': 'int8', 'OutputType':
+    #: 'int8'}
+    lines: List[str]
+    #: Where the remedy comes from and what it measured.
+    evidence: str
+
+    @classmethod
+    def from_json(cls, d: Any, at: str = "ConfigFix") -> "ConfigFix":
+        _object(d, at,
+            ("id", "title", "safety", "applicable", "lines", "evidence"),
+            ("id", "title", "safety", "applicable", "why_not", "lines", "evidence"),
+        )
+        return cls(
+            id=_get(d, "id", at, _string),
+            title=_get(d, "title", at, _string),
+            safety=_get(d, "safety", at, _enum("safe", "unsafe")),
+            applicable=_get(d, "applicable", at, _boolean),
+            why_not=_opt(d, "why_not", at, _string),
+            lines=_get(d, "lines", at, _list(_string)),
+            evidence=_get(d, "evidence", at, _string),
+        )
+
+
+@dataclass(kw_only=True)
 class FixResult:
     """``$defs/fix_result`` of the report schema."""
 
@@ -561,4 +630,29 @@ class FixResult:
             max_abs_error=_get(d, "max_abs_error", at, _nullable(_number(minimum=0))),
             proof_input_shapes=_get(d, "proof_input_shapes", at, _list(_list(_integer()))),
             input_shape=_get(d, "input_shape", at, _list(_nullable(_integer()))),
+        )
+
+
+@dataclass(kw_only=True)
+class Added:
+    """``$defs/fixed_config.added.items`` of the report schema."""
+
+    kind: str
+    rule: str
+    node: str
+    line: str
+    evidence: str
+
+    @classmethod
+    def from_json(cls, d: Any, at: str = "Added") -> "Added":
+        _object(d, at,
+            ("kind", "rule", "node", "line", "evidence"),
+            ("kind", "rule", "node", "line", "evidence"),
+        )
+        return cls(
+            kind=_get(d, "kind", at, _string),
+            rule=_get(d, "rule", at, _string),
+            node=_get(d, "node", at, _string),
+            line=_get(d, "line", at, _string),
+            evidence=_get(d, "evidence", at, _string),
         )
