@@ -46,5 +46,7 @@ bool read_elements(const TensorBytesReader& reader, const onnx::TensorProto& t, 
 std::string fold_d_into_batch(RewriteBuilder& b, const std::string& x, int64_t h, int64_t w);
 onnx::TensorProto weight_as_2d(RewriteBuilder& b);
 bool weight_2d_axis(const ConvTransposeParams& p, int64_t axis, WeightAxis& out, std::string& why_not);
+// The layer's H/W attributes on the 2-D ConvTranspose of both 2-D rewrites.
+void set_convtranspose2d_attributes(onnx::NodeProto& node, const ConvTransposeParams& p);
 
 }  // namespace bpulint::ct3d

@@ -296,6 +296,15 @@ bool weight_2d_axis(const ConvTransposeParams& p, int64_t axis, WeightAxis& out,
   return true;
 }
 
+void set_convtranspose2d_attributes(onnx::NodeProto& ct, const ConvTransposeParams& p) {
+  *ct.add_attribute() = ints_attr("kernel_shape", {p.kernel[1], p.kernel[2]});
+  *ct.add_attribute() = ints_attr("strides", {p.strides[1], p.strides[2]});
+  *ct.add_attribute() = ints_attr("pads", {p.pads[1], p.pads[2], p.pads[4], p.pads[5]});
+  *ct.add_attribute() = ints_attr("output_padding", {p.output_padding[1], p.output_padding[2]});
+  *ct.add_attribute() = ints_attr("dilations", {p.dilations[1], p.dilations[2]});
+  *ct.add_attribute() = int_attr("group", p.group);
+}
+
 }  // namespace ct3d
 
 

@@ -38,7 +38,7 @@ bool convtranspose2d_rewrite(RewriteBuilder& b, std::string&) {
   const std::string& x = b.in.node->input(0);
   const std::string& y = b.in.node->output(0);
   const int64_t d = p.input_shape[2], h = p.input_shape[3], w = p.input_shape[4];
-  const int64_t kd = p.kernel[0], kh = p.kernel[1], kw = p.kernel[2];
+  const int64_t kd = p.kernel[0];
   const int64_t ho = out_size(p, 1), wo = out_size(p, 2);
   Rewrite& out = b.out;
   const std::string r_in = fold_d_into_batch(b, x, h, w);
@@ -53,13 +53,7 @@ bool convtranspose2d_rewrite(RewriteBuilder& b, std::string&) {
   }
   const std::string conv_out = b.value_name("convtranspose2d");
   out.nodes.push_back(make_node("ConvTranspose", b.node_name("convtranspose2d"), conv_inputs, conv_out, b.doc));
-  auto& ct = out.nodes.back();
-  *ct.add_attribute() = ints_attr("kernel_shape", {kh, kw});
-  *ct.add_attribute() = ints_attr("strides", {p.strides[1], p.strides[2]});
-  *ct.add_attribute() = ints_attr("pads", {p.pads[1], p.pads[2], p.pads[4], p.pads[5]});
-  *ct.add_attribute() = ints_attr("output_padding", {p.output_padding[1], p.output_padding[2]});
-  *ct.add_attribute() = ints_attr("dilations", {p.dilations[1], p.dilations[2]});
-  *ct.add_attribute() = int_attr("group", p.group);
+  set_convtranspose2d_attributes(out.nodes.back(), p);
 
   const std::string r_mid = b.value_name("reshape_mid");
   out.nodes.push_back(make_node("Reshape", b.node_name("reshape_mid"),
