@@ -56,7 +56,9 @@ std::vector<ConfigEdit> merge_config_edits(const std::vector<const ConfigFixPlan
         merged.push_back(e);
         continue;
       }
-      for (const auto& [key, value] : e.fields) {
+      for (const auto& field : e.fields) {
+        const std::string& key = field.first;  // named: a structured binding cannot be captured (C++17)
+        const std::string& value = field.second;
         auto f = std::find_if(it->fields.begin(), it->fields.end(), [&](const auto& kv) { return kv.first == key; });
         if (f == it->fields.end()) it->fields.emplace_back(key, value);
         else f->second = value;

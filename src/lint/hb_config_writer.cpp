@@ -53,7 +53,9 @@ void merge(std::vector<InfoEntry>& entries, const std::vector<ConfigEdit>& edits
       entries.push_back({edit.node, edit.fields});
       continue;
     }
-    for (const auto& [key, value] : edit.fields) {
+    for (const auto& field : edit.fields) {
+      const std::string& key = field.first;  // named: a structured binding cannot be captured (C++17)
+      const std::string& value = field.second;
       auto f = std::find_if(it->fields.begin(), it->fields.end(), [&](const auto& kv) { return kv.first == key; });
       if (f == it->fields.end()) it->fields.emplace_back(key, value);
       else f->second = value;
