@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "bpulint/base/io_plan.h"
 #include "bpulint/fix/fix_apply.h"
@@ -81,14 +82,13 @@ bool write_fixed_config(ModelRun& m, const RunOptions& o, const std::vector<cons
   run->written = true;
   log << printable_text(config.path) << ": wrote " << printable_text(run->output_path) << " with " << edits.size()
       << " node_info entr" << (edits.size() == 1 ? "y" : "ies") << " added or changed (every other line as it was):\n";
-  std::string said_evidence;
   for (const auto& a : run->added) {
     log << "    " << printable_text(a.line) << "   # " << a.kind << ", settles " << a.rule << "\n";
   }
+  std::set<std::string> said;  // each kind's evidence once
   for (const ConfigFixPlan* p : chosen) {
     const FixKind* kind = find_fix_kind(p->kind);
-    if (said_evidence.find(p->kind + ";") != std::string::npos) continue;
-    said_evidence += p->kind + ";";
+    if (!said.insert(p->kind).second) continue;
     log << "  " << p->kind << " (" << applicability_name(kind->applicability)
         << ": the node is quantised where it ran in float; check accuracy after calibration): "
         << printable_text(kind->config->evidence) << "\n";

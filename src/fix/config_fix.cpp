@@ -47,23 +47,23 @@ std::vector<const ConfigFixPlan*> choose_config_fixes(const std::vector<ConfigFi
   return chosen;
 }
 
+void merge_config_edit(std::vector<ConfigEdit>& entries, const ConfigEdit& edit) {
+  auto it = std::find_if(entries.begin(), entries.end(), [&](const ConfigEdit& e) { return e.node == edit.node; });
+  if (it == entries.end()) {
+    entries.push_back(edit);
+    return;
+  }
+  for (const auto& field : edit.fields) {
+    auto f = std::find_if(it->fields.begin(), it->fields.end(), [&](const auto& kv) { return kv.first == field.first; });
+    if (f == it->fields.end()) it->fields.push_back(field);
+    else f->second = field.second;
+  }
+}
+
 std::vector<ConfigEdit> merge_config_edits(const std::vector<const ConfigFixPlan*>& chosen) {
   std::vector<ConfigEdit> merged;
   for (const ConfigFixPlan* p : chosen) {
-    for (const ConfigEdit& e : p->edits) {
-      auto it = std::find_if(merged.begin(), merged.end(), [&](const ConfigEdit& m) { return m.node == e.node; });
-      if (it == merged.end()) {
-        merged.push_back(e);
-        continue;
-      }
-      for (const auto& field : e.fields) {
-        const std::string& key = field.first;  // named: a structured binding cannot be captured (C++17)
-        const std::string& value = field.second;
-        auto f = std::find_if(it->fields.begin(), it->fields.end(), [&](const auto& kv) { return kv.first == key; });
-        if (f == it->fields.end()) it->fields.emplace_back(key, value);
-        else f->second = value;
-      }
-    }
+    for (const ConfigEdit& e : p->edits) merge_config_edit(merged, e);
   }
   return merged;
 }

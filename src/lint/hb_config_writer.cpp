@@ -10,11 +10,6 @@
 namespace bpulint {
 namespace {
 
-// A node_info entry as the file has it: fields in order, as scalars.
-struct InfoEntry {
-  std::string node;
-  std::vector<std::pair<std::string, std::string>> fields;
-};
 
 std::string single_quoted(const std::string& s) {
   std::string out = "'";
@@ -28,14 +23,14 @@ bool printable_scalar(const std::string& s) {
 
 // The existing node_info entries: a mapping, or a string holding one (as
 // hb_config.cpp reads it; it has already been checked there).
-std::vector<InfoEntry> read_entries(const YAML::Node& model) {
-  std::vector<InfoEntry> out;
+std::vector<ConfigEdit> read_entries(const YAML::Node& model) {
+  std::vector<ConfigEdit> out;
   if (!model || !model.IsMap() || !model["node_info"] || model["node_info"].IsNull()) return out;
   YAML::Node info = model["node_info"];
   if (info.IsScalar()) info = YAML::Load(info.Scalar());
   if (!info.IsMap()) return out;
   for (const auto& entry : info) {
-    InfoEntry e{entry.first.Scalar(), {}};
+    ConfigEdit e{entry.first.Scalar(), {}};  // an entry as the file has it
     if (entry.second.IsMap()) {
       for (const auto& f : entry.second) {
         if (f.first.IsScalar() && f.second.IsScalar()) e.fields.emplace_back(f.first.Scalar(), f.second.Scalar());
@@ -44,23 +39,6 @@ std::vector<InfoEntry> read_entries(const YAML::Node& model) {
     out.push_back(std::move(e));
   }
   return out;
-}
-
-void merge(std::vector<InfoEntry>& entries, const std::vector<ConfigEdit>& edits) {
-  for (const ConfigEdit& edit : edits) {
-    auto it = std::find_if(entries.begin(), entries.end(), [&](const InfoEntry& e) { return e.node == edit.node; });
-    if (it == entries.end()) {
-      entries.push_back({edit.node, edit.fields});
-      continue;
-    }
-    for (const auto& field : edit.fields) {
-      const std::string& key = field.first;  // named: a structured binding cannot be captured (C++17)
-      const std::string& value = field.second;
-      auto f = std::find_if(it->fields.begin(), it->fields.end(), [&](const auto& kv) { return kv.first == key; });
-      if (f == it->fields.end()) it->fields.emplace_back(key, value);
-      else f->second = value;
-    }
-  }
 }
 
 std::vector<std::string> split_lines(const std::string& text) {
@@ -104,10 +82,10 @@ size_t key_line(const YAML::Node& map, const std::string& key, int& column) {
   return std::string::npos;
 }
 
-std::vector<std::string> render_block(const std::vector<InfoEntry>& entries, int indent, std::string& error) {
+std::vector<std::string> render_block(const std::vector<ConfigEdit>& entries, int indent, std::string& error) {
   const std::string pad(static_cast<size_t>(indent), ' ');
   std::vector<std::string> out = {pad + "node_info:"};
-  for (const InfoEntry& e : entries) {
+  for (const ConfigEdit& e : entries) {
     std::string fields;
     for (const auto& [key, value] : e.fields) {
       if (!printable_scalar(key) || !printable_scalar(value)) {
@@ -193,8 +171,8 @@ bool fix_hb_config_text(const std::string& text, const std::string& path, const 
       error = "model_parameters is written as a flow mapping; add the node_info lines by hand";
       return false;
     }
-    std::vector<InfoEntry> entries = read_entries(model);
-    merge(entries, edits);
+    std::vector<ConfigEdit> entries = read_entries(model);
+    for (const ConfigEdit& edit : edits) merge_config_edit(entries, edit);
     std::vector<std::string> lines = split_lines(text);
     const bool crlf = text.find("\r\n") != std::string::npos;
     if (crlf) {

@@ -64,6 +64,10 @@ std::vector<ConfigFixPlan> plan_config_fixes(const ModelFacts& facts, const std:
 std::vector<const ConfigFixPlan*> choose_config_fixes(const std::vector<ConfigFixPlan>& plans,
                                                       const std::string& strategy);
 
+// `edit` merged into `entries`: a new entry at the end, or its fields set on
+// the entry of the same node (the entry's other fields kept).
+void merge_config_edit(std::vector<ConfigEdit>& entries, const ConfigEdit& edit);
+
 // The edits of `chosen`, merged by node in first-seen order (a later field
 // of the same name wins).
 std::vector<ConfigEdit> merge_config_edits(const std::vector<const ConfigFixPlan*>& chosen);
