@@ -121,7 +121,7 @@ action nothing_installed 2 '{"paths": "models"}'
 
 # The wheel scripts/package.sh built (build/dist, when the package tests ran): pip-installed
 # into a venv, offline (it has no dependencies).
-wheel=$(ls "$root"/build/dist/bpu_lint-*.whl "${2:-/nonexistent}"/../dist/bpu_lint-*.whl 2>/dev/null | head -n 1)
+wheel=$(ls "$root"/build/dist/bpu_lint-*_"$(uname -m)".whl "${2:-/nonexistent}"/../dist/bpu_lint-*_"$(uname -m)".whl 2>/dev/null | head -n 1)  # this machine's, not the aarch64 one
 if [ -n "$wheel" ]; then
   action wheel 1 "{\"paths\": \"models\", \"wheel\": \"$wheel\"}" PIP_NO_INDEX=1
   check wheel '
