@@ -16,8 +16,9 @@ if [[ ${1:-} == --test ]]; then
   packages+=(python3-onnx python3-numpy python3-torch python3-torchvision pre-commit git chromium fonts-liberation)
   # scripts/package.sh and its tests: the wheel is built and installed into a venv offline.
   packages+=(binutils python3-build python3-setuptools python3-wheel python3-venv)
-  # tests/ci: xmllint checks the JUnit reports against their XSD; PyYAML reads action.yml.
-  packages+=(libxml2-utils python3-yaml)
+  # tests/ci: xmllint checks the JUnit reports against their XSD; PyYAML reads action.yml;
+  # the action fetches a release bundle with curl (GitHub's runners have it, a minimal Debian does not).
+  packages+=(libxml2-utils python3-yaml curl)
   # Node.js may already come from elsewhere (with npm bundled); Debian's own
   # split packages are the fallback.
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
