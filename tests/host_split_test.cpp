@@ -9,7 +9,7 @@
 #include <set>
 
 #include "bpulint/model/model_loader.h"
-#include "host_split/host_split.h"
+#include "host-split/host_split.h"
 #include "test_util.h"
 
 using namespace bpulint;

@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "bpulint/model/model_loader.h"
-#include "opset_down/opset_down.h"
+#include "opset-down/opset_down.h"
 #include "test_util.h"
 
 using namespace bpulint;

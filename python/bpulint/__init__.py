@@ -16,8 +16,8 @@ from importlib import metadata
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from ._runner import BinaryNotFoundError, BpuLintError, ModelError, executable, run_report
-from ._types import (ConfigFix, Diagnostic, FixedConfig, FixedModel, FixOption, FixResult, Group, HbConfig, Model,
-                     Platform, PytorchSource, Report, SchemaError, Summary, Tool)
+from ._types import (AppliedModelFix, ConfigFix, Diagnostic, FixedConfig, FixedModel, FixOption, FixResult, Group,
+                     HbConfig, Model, ModelFix, Platform, PytorchSource, Report, SchemaError, Summary, Tool)
 
 try:
     __version__ = metadata.version("bpu_lint")
@@ -27,7 +27,7 @@ except metadata.PackageNotFoundError:  # imported from the source tree, not inst
 __all__ = [
     "lint", "fix", "executable", "BpuLintError", "BinaryNotFoundError", "ModelError", "SchemaError",
     "Report", "Tool", "Platform", "HbConfig", "Model", "Summary", "Diagnostic", "PytorchSource",
-    "FixOption", "FixedModel", "FixResult", "Group", "ConfigFix", "FixedConfig",
+    "FixOption", "FixedModel", "FixResult", "Group", "ConfigFix", "FixedConfig", "ModelFix", "AppliedModelFix",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -203,6 +203,12 @@ class Model:
     groups: List[Group]
     fixed_model: Optional[FixedModel] = None
     fixed_config: Optional[FixedConfig] = None
+    #: Only when one is offered: the whole-model fix kinds (opset-down, host-split), in the order
+    #: --fix applies them.
+    model_fixes: Optional[List[ModelFix]] = None
+    #: With --fix, when a model fix ran: what each did, in order; the last one written carries
+    #: the re-lint of what --fix wrote (with the fixed config, when one was written).
+    applied_model_fixes: Optional[List[AppliedModelFix]] = None
 
     @classmethod
     def from_json(cls, d: Any, at: str = "Model") -> "Model":
@@ -210,7 +216,7 @@ class Model:
             ("path", "platform", "summary", "notes", "diagnostics", "groups"),
             (
                 "path", "platform", "error", "summary", "notes", "diagnostics", "groups",
-                "fixed_model", "fixed_config",
+                "fixed_model", "fixed_config", "model_fixes", "applied_model_fixes",
             ),
         )
         return cls(
@@ -223,6 +229,8 @@ class Model:
             groups=_get(d, "groups", at, _list(Group.from_json)),
             fixed_model=_opt(d, "fixed_model", at, FixedModel.from_json),
             fixed_config=_opt(d, "fixed_config", at, FixedConfig.from_json),
+            model_fixes=_opt(d, "model_fixes", at, _list(ModelFix.from_json)),
+            applied_model_fixes=_opt(d, "applied_model_fixes", at, _list(AppliedModelFix.from_json)),
         )
 
 
@@ -484,6 +492,80 @@ class FixedConfig:
 
 
 @dataclass(kw_only=True)
+class ModelFix:
+    """``$defs/model_fix`` of the report schema."""
+
+    id: str
+    title: str
+    safety: Literal["safe", "unsafe"]
+    applicable: bool
+    #: What it would do, one line (when applicable).
+    summary: Optional[str] = None
+    why_not: Optional[str] = None
+    #: Positions in the model's diagnostics array of the findings it settles.
+    diagnostics: List[int]
+    #: opset-down: the highest opset the failing rule accepts.
+    target_opset: Optional[int] = None
+    #: host-split: the tensors the host part reads.
+    frontier: Optional[List[str]] = None
+    evidence: str
+
+    @classmethod
+    def from_json(cls, d: Any, at: str = "ModelFix") -> "ModelFix":
+        _object(d, at,
+            ("id", "title", "safety", "applicable", "diagnostics", "evidence"),
+            (
+                "id", "title", "safety", "applicable", "summary", "why_not", "diagnostics",
+                "target_opset", "frontier", "evidence",
+            ),
+        )
+        return cls(
+            id=_get(d, "id", at, _string),
+            title=_get(d, "title", at, _string),
+            safety=_get(d, "safety", at, _enum("safe", "unsafe")),
+            applicable=_get(d, "applicable", at, _boolean),
+            summary=_opt(d, "summary", at, _string),
+            why_not=_opt(d, "why_not", at, _string),
+            diagnostics=_get(d, "diagnostics", at, _list(_integer(minimum=0))),
+            target_opset=_opt(d, "target_opset", at, _integer()),
+            frontier=_opt(d, "frontier", at, _list(_string)),
+            evidence=_get(d, "evidence", at, _string),
+        )
+
+
+@dataclass(kw_only=True)
+class AppliedModelFix:
+    """``$defs/applied_model_fix`` of the report schema."""
+
+    kind: str
+    written: bool
+    #: What changed and how it was proven.
+    said: Optional[str] = None
+    error: Optional[str] = None
+    files: List[Files]
+    relint_path: Optional[str] = None
+    summary: Optional[Summary] = None
+    diagnostics: Optional[List[Diagnostic]] = None
+
+    @classmethod
+    def from_json(cls, d: Any, at: str = "AppliedModelFix") -> "AppliedModelFix":
+        _object(d, at,
+            ("kind", "written", "files"),
+            ("kind", "written", "said", "error", "files", "relint_path", "summary", "diagnostics"),
+        )
+        return cls(
+            kind=_get(d, "kind", at, _string),
+            written=_get(d, "written", at, _boolean),
+            said=_opt(d, "said", at, _string),
+            error=_opt(d, "error", at, _string),
+            files=_get(d, "files", at, _list(Files.from_json)),
+            relint_path=_opt(d, "relint_path", at, _string),
+            summary=_opt(d, "summary", at, Summary.from_json),
+            diagnostics=_opt(d, "diagnostics", at, _list(Diagnostic.from_json)),
+        )
+
+
+@dataclass(kw_only=True)
 class PytorchSource:
     """The line of the PyTorch source the exporter's stack trace names (path null when the file is
     not under --source-root)."""
@@ -655,4 +737,20 @@ class Added:
             node=_get(d, "node", at, _string),
             line=_get(d, "line", at, _string),
             evidence=_get(d, "evidence", at, _string),
+        )
+
+
+@dataclass(kw_only=True)
+class Files:
+    """``$defs/applied_model_fix.files.items`` of the report schema."""
+
+    role: Literal["model", "bpu part", "host part"]
+    path: str
+
+    @classmethod
+    def from_json(cls, d: Any, at: str = "Files") -> "Files":
+        _object(d, at, ("role", "path"), ("role", "path"))
+        return cls(
+            role=_get(d, "role", at, _enum("model", "bpu part", "host part")),
+            path=_get(d, "path", at, _string),
         )

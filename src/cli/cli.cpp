@@ -173,7 +173,7 @@ int cmd_explain(const RuleDatabase& db, const std::string& id) {
     if (fix->layer != nullptr) {
       std::cout << "PyTorch replacement (build it from the original nn.ConvTranspose3d):\n\n"
                 << "import torch\nfrom torch import nn\n\n" << fix->layer->torch_source;
-    } else if (fix->config != nullptr) {
+    } else {
       std::set<std::string> offering;  // rule ids, over every platform
       for (const auto& p : db.platforms) {
         for (const auto& r : p.rules) {
@@ -182,6 +182,15 @@ int cmd_explain(const RuleDatabase& db, const std::string& id) {
       }
       std::string rules;
       for (const auto& r : offering) rules += (rules.empty() ? "" : ", ") + r;
+      if (fix->model != nullptr) {
+        std::cout << "A model fix: `bpu-lint MODEL --fix` applies it after any layer rewrite, on the model as that left\n"
+                  << "it, proves the result before writing, then re-lints what it wrote.\n\n"
+                  << "Writes: " << fix->model->writes << "\n"
+                  << "Offered by: "
+                  << (rules.empty() ? "any finding on the nodes it moves (no rule names it)" : rules) << "\n"
+                  << "Evidence: " << fix->model->evidence << "\n";
+        return kExitClean;
+      }
       std::cout << "A compile-config fix: the model is not changed. `bpu-lint MODEL --hb-config CONFIG --fix` writes a\n"
                 << "copy of CONFIG (--fixed-config, default <config stem>.fixed.yaml) with the node_info entries it adds,\n"
                 << "every other line as it was, proven by reading the copy back; the re-lint uses the copy.\n\n"

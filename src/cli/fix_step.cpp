@@ -1,5 +1,6 @@
 #include "fix_step.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -97,26 +98,92 @@ bool write_fixed_config(ModelRun& m, const RunOptions& o, const std::vector<cons
   return true;
 }
 
+// The model fixes --fix applies, in catalog order, each on the lint of the
+// model the step before wrote (`current`: the original's report, or the
+// lint of the layer rewrites' output in `step`). Each written output becomes
+// `relint_file`; `step` then holds its lint. False after an error.
+bool apply_model_fixes(ModelRun& m, const RunOptions& o, const std::vector<const ModelFixPlan*>& chosen,
+                       const ModelPlan& relint, std::string& relint_file, std::unique_ptr<ModelReport>& step,
+                       std::ostream& log) {
+  const ModelReport& r = *m.report;
+  const std::string fixed_path = o.fixed_model.empty() ? default_fixed_path(r.path) : o.fixed_model;
+  for (const ModelFixPlan* wanted : chosen) {
+    const ModelReport& current = step != nullptr ? *step : r;
+    const FixKind* kind = find_fix_kind(wanted->kind);
+    const auto plan = std::find_if(current.model_fix_plans.begin(), current.model_fix_plans.end(),
+                                   [&](const ModelFixPlan& p) { return p.kind == wanted->kind; });
+    if (plan == current.model_fix_plans.end() || !plan->why_not.empty()) {
+      log << printable_text(r.path) << ": " << wanted->kind << " no longer applies after the fixes before it\n";
+      continue;
+    }
+    ModelFixOutcome outcome;
+    outcome.kind = wanted->kind;
+    kind->model->apply({*current.loaded, current.facts, current.placement, current.diagnostics}, *plan,
+                       {r.path, fixed_path, o.external_data}, outcome);
+    if (!outcome.written) {
+      std::cerr << printable_text(outcome.error) << "\n";
+      m.model_fix_runs.push_back(std::move(outcome));
+      return false;
+    }
+    log << printable_text(r.path) << ": " << wanted->kind << " (" << applicability_name(kind->applicability)
+        << "): " << printable_text(outcome.said) << "; wrote";
+    for (const auto& [role, path] : outcome.files) log << " " << printable_text(path) << " (" << role << ")";
+    log << "\n";
+    relint_file = outcome.relint;
+    m.model_fix_runs.push_back(outcome);
+    step = std::make_unique<ModelReport>(lint(relint_file, relint, read_model(relint_file)));
+    if (!step->ok) {
+      std::cerr << printable_text(relint_file + ": error: " + step->error) << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 bool fix_and_relint(ModelRun& m, const RunOptions& o, std::ostream& log, std::ostream* text_out,
                     const TextOptions& text) {
   const ModelReport& r = *m.report;
   const std::vector<const ConfigFixPlan*> config_fixes = choose_config_fixes(r.config_fix_plans, o.fix_strategy);
-  if (r.fix_plans.empty() && config_fixes.empty()) {
+  const std::vector<const ModelFixPlan*> model_fixes = choose_model_fixes(r.model_fix_plans, o.fix_strategy);
+  if (r.fix_plans.empty() && config_fixes.empty() && model_fixes.empty()) {
     say_nothing_to_fix(log, r, *m.plan.platform);
     return true;
   }
   bool ok = true;
-  std::string relint_file = m.file;  // the model the re-lint reads: the original, or what --fix wrote
-  std::string out;
+  std::string relint_file = m.file;  // the model the re-lint reads: the original, or what --fix wrote last
+  ModelPlan relint = m.plan;
+  std::unique_ptr<ModelReport> step;  // the lint of what --fix wrote last, before any config fix
   if (!r.fix_plans.empty()) {
-    out = o.fixed_model.empty() ? default_fixed_path(r.path) : o.fixed_model;
+    std::string out = o.fixed_model.empty() ? default_fixed_path(r.path) : o.fixed_model;
+    // A model fix that writes the fixed model reads the layer rewrites'
+    // output: that goes to a file of its own (the writer never replaces the
+    // model it reads), <fixed stem>.layers.onnx, kept for review.
+    if (std::any_of(model_fixes.begin(), model_fixes.end(),
+                    [](const ModelFixPlan* p) { return find_fix_kind(p->kind)->model->writes_fixed_model; })) {
+      const std::filesystem::path fixed(out);
+      out = (fixed.parent_path() / (fixed.stem().string() + ".layers.onnx")).string();
+    }
     m.fix_run = std::make_unique<FixRun>(apply_fixes(*r.loaded, r.facts, r.fix_plans, o.fix_strategy, out, o.external_data));
     render_fix_run(log, r, *m.fix_run, text);
     ok = m.fix_run->error.empty();
     if (m.fix_run->written) relint_file = out;
   }
+  const bool model_written = relint_file != m.file;
+  if (model_written) relint.baseline = nullptr;  // its entries name the original's path
+  if (ok && !model_fixes.empty()) {
+    relint.baseline = nullptr;
+    if (model_written) {
+      step = std::make_unique<ModelReport>(lint(relint_file, relint, read_model(relint_file)));
+      if (!step->ok) {
+        std::cerr << printable_text(relint_file + ": error: " + step->error) << "\n";
+        return false;
+      }
+    }
+    ok = apply_model_fixes(m, o, model_fixes, relint, relint_file, step, log);
+  }
+  const bool written = relint_file != m.file;
   HbConfig fixed_config;
   bool config_written = false;
   if (!config_fixes.empty() && o.hb_config == nullptr) {
@@ -125,20 +192,18 @@ bool fix_and_relint(ModelRun& m, const RunOptions& o, std::ostream& log, std::os
         << " can be settled in the compile config (" << printable_text(config_fixes.front()->kind)
         << "); give it with --hb-config FILE and --fix writes the fixed copy\n";
   } else if (!config_fixes.empty()) {
-    const std::string folder = std::filesystem::path(relint_file == m.file ? r.path : out).parent_path().string();
+    const std::string folder = std::filesystem::path(written ? relint_file : r.path).parent_path().string();
     config_written = write_fixed_config(m, o, config_fixes, r.path == "-" ? "" : folder, log, fixed_config);
     ok = ok && config_written;
   }
-  const bool model_written = m.fix_run != nullptr && m.fix_run->written;
-  if (!model_written && !config_written) return ok;
-  ModelPlan relint = m.plan;
-  if (model_written) relint.baseline = nullptr;  // its entries name the original's path
+  if (!written && !config_written) return ok;
   if (config_written) {
     relint.facts.config_float_nodes.clear();
     plan_compile_config(fixed_config, relint);
+    step.reset();  // the config changes the findings: lint again
   }
-  const std::string shown = model_written ? out : r.path;
-  m.fixed = std::make_unique<ModelReport>(lint(shown, relint, read_model(relint_file)));
+  const std::string shown = written ? relint_file : r.path;
+  m.fixed = step != nullptr ? std::move(step) : std::make_unique<ModelReport>(lint(shown, relint, read_model(relint_file)));
   if (!m.fixed->ok) {
     std::cerr << printable_text(shown + ": error: " + m.fixed->error) << "\n";
     m.fixed.reset();

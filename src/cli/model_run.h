@@ -29,6 +29,7 @@ struct ModelRun {
   std::unique_ptr<ModelReport> report;
   std::unique_ptr<FixRun> fix_run;
   std::unique_ptr<ConfigFixRun> config_fix_run;  // --fix with --hb-config, when a finding offers a config fix
+  std::vector<ModelFixOutcome> model_fix_runs;    // --fix's model fixes, in the order applied
   std::unique_ptr<ModelReport> fixed;  // the re-lint of what --fix wrote (the model, the config, or both)
 
   // What the run's verdict counts: the re-lint when --fix wrote a model.

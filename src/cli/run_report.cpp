@@ -121,6 +121,7 @@ RunInfo run_info(const std::vector<ModelRun>& models, const RunOptions& o, const
     else im.error = m.report->error;
     im.fix_run = m.fix_run.get();
     im.config_fix_run = m.config_fix_run.get();
+    im.model_fix_runs = &m.model_fix_runs;
     im.fixed = m.fixed.get();
     info.models.push_back(im);
   }

@@ -96,6 +96,7 @@ ModelReport lint(const std::string& path, const ModelPlan& plan, ModelRead read)
                            [&plan](const Rule& rule, Severity& level) { return plan.levels.admits(rule, level); });
   r.config_fix_plans = plan_config_fixes(r.facts, r.diagnostics,
                                          plan.hb_config != nullptr ? config_nodes(*plan.hb_config) : ConfigNodes{});
+  r.model_fix_plans = plan_model_fixes({*r.loaded, r.facts, r.placement, r.diagnostics});
   r.ok = true;
   return r;
 }

@@ -113,6 +113,38 @@ void write_groups(JsonWriter& w, const ModelReport& r, const std::vector<Finding
   w.end_array();
 }
 
+// "model_fixes": the whole-model fix kinds offered (only when one is): what
+// each would do, and the positions in "diagnostics" of the listed findings it settles.
+void write_model_fixes(JsonWriter& w, const ModelReport& r, bool show_waived, Severity min_severity) {
+  if (r.model_fix_plans.empty()) return;
+  std::vector<long> position(r.diagnostics.size(), -1);
+  long next = 0;
+  for (size_t i = 0; i < r.diagnostics.size(); ++i) {
+    if (listed(r.diagnostics[i], show_waived, min_severity)) position[i] = next++;
+  }
+  w.key("model_fixes").begin_array();
+  for (const ModelFixPlan& p : r.model_fix_plans) {
+    const FixKind* kind = find_fix_kind(p.kind);
+    w.begin_object().member("id", p.kind).member("title", kind->title);
+    w.member("safety", applicability_name(kind->applicability)).member("applicable", p.why_not.empty());
+    if (p.why_not.empty()) w.member("summary", p.summary);
+    else w.member("why_not", p.why_not);
+    w.key("diagnostics").begin_array();
+    for (size_t i : p.settles) {
+      if (position[i] >= 0) w.value(static_cast<long long>(position[i]));
+    }
+    w.end_array();
+    if (p.target_opset > 0) w.member("target_opset", static_cast<long long>(p.target_opset));
+    if (!p.frontier.empty()) {
+      w.key("frontier").begin_array();
+      for (const auto& t : p.frontier) w.value(t);
+      w.end_array();
+    }
+    w.member("evidence", kind->model->evidence).end_object();
+  }
+  w.end_array();
+}
+
 // "config_fixes": the compile-config fix kinds the finding offers (only on
 // such findings): the node_info lines each would add, or why it cannot.
 void write_config_fixes(JsonWriter& w, const ModelReport& r, const Diagnostic& d) {
@@ -203,6 +235,31 @@ void write_fixed_config(JsonWriter& w, const ConfigFixRun& run, const ModelRepor
     write_diagnostics(w, *relint, show_waived, min_severity);
   }
   w.end_object();
+}
+
+// "applied_model_fixes": what --fix's model fixes did, in order; the last
+// one written carries the re-lint (with the fixed config, when one was written).
+void write_applied_model_fixes(JsonWriter& w, const std::vector<ModelFixOutcome>& runs, const ModelReport* relint,
+                               bool show_waived, Severity min_severity) {
+  w.key("applied_model_fixes").begin_array();
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const ModelFixOutcome& run = runs[k];
+    w.begin_object().member("kind", run.kind).member("written", run.written);
+    if (run.written) w.member("said", run.said);
+    else w.member("error", run.error);
+    w.key("files").begin_array();
+    for (const auto& [role, path] : run.files) w.begin_object().member("role", role).member("path", path).end_object();
+    w.end_array();
+    if (k + 1 == runs.size() && run.written && relint != nullptr && relint->ok) {
+      w.member("relint_path", run.relint);
+      w.key("summary");
+      write_summary(w, *relint);
+      w.key("diagnostics");
+      write_diagnostics(w, *relint, show_waived, min_severity);
+    }
+    w.end_object();
+  }
+  w.end_array();
 }
 
 void write_fixed_model(JsonWriter& w, const ModelReport& r, const FixRun& run, const ModelReport* fixed,
@@ -304,14 +361,19 @@ std::string render_json(const RunInfo& run) {
     w.key("diagnostics");
     write_diagnostics(w, *r, run.show_waived, run.min_severity);
     write_groups(w, *r, groups[k], run.show_waived, run.min_severity);
+    write_model_fixes(w, *r, run.show_waived, run.min_severity);
+    // The re-lint (of every file --fix wrote) is given once: with the model
+    // fixes when they ran, else the layer rewrites, else the config.
+    const bool model_fixes_ran = m.model_fix_runs != nullptr && !m.model_fix_runs->empty();
     if (m.fix_run != nullptr) {
       w.key("fixed_model");
-      write_fixed_model(w, *r, *m.fix_run, m.fixed, run.show_waived, run.min_severity);
+      write_fixed_model(w, *r, *m.fix_run, model_fixes_ran ? nullptr : m.fixed, run.show_waived, run.min_severity);
     }
+    if (model_fixes_ran) write_applied_model_fixes(w, *m.model_fix_runs, m.fixed, run.show_waived, run.min_severity);
     if (m.config_fix_run != nullptr) {
       w.key("fixed_config");
-      write_fixed_config(w, *m.config_fix_run, m.fix_run == nullptr ? m.fixed : nullptr, run.show_waived,
-                         run.min_severity);
+      write_fixed_config(w, *m.config_fix_run, m.fix_run == nullptr && !model_fixes_ran ? m.fixed : nullptr,
+                         run.show_waived, run.min_severity);
     }
     w.end_object();
   }

@@ -108,6 +108,23 @@ void render_fix_run(std::ostream& out, const ModelReport& r, const FixRun& run, 
   }
 }
 
+namespace {
+
+// The whole-model fixes on offer, after the summary: what each would do and
+// how many of the findings above it settles.
+void render_model_fix_plans(std::ostream& out, const ModelReport& r, const Palette& p) {
+  for (const ModelFixPlan& plan : r.model_fix_plans) {
+    const FixKind* kind = find_fix_kind(plan.kind);
+    out << printable_text(r.path) << ": " << p.paint("fix", "1;36") << " " << plan.kind << " ("
+        << applicability_name(kind->applicability) << "), for " << plan.settles.size() << " finding"
+        << (plan.settles.size() == 1 ? "" : "s") << ": ";
+    if (plan.why_not.empty()) out << printable_text(plan.summary) << "; --fix applies it\n";
+    else out << "cannot apply: " << printable_text(plan.why_not) << "\n";
+  }
+}
+
+}  // namespace
+
 std::string summary_line(const ModelReport& r) { return printable_text(r.path) + ": " + summary_text(r.summary); }
 
 void render_text(std::ostream& out, const ModelReport& r, const Platform& platform, const TextOptions& options) {
@@ -160,6 +177,7 @@ void render_text(std::ostream& out, const ModelReport& r, const Platform& platfo
     }
   }
   out << p.paint(summary_line(r), "1") << "\n";
+  if (!options.concise) render_model_fix_plans(out, r, p);
 }
 
 }  // namespace bpulint

@@ -14,8 +14,8 @@
 #include "bpulint/lint/lint.h"
 #include "bpulint/lint/settings.h"
 #include "bpulint/rules/rule_db.h"
-#include "host_split/host_split.h"
-#include "opset_down/opset_down.h"
+#include "host-split/host_split.h"
+#include "opset-down/opset_down.h"
 
 namespace {
 

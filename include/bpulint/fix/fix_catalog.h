@@ -90,15 +90,18 @@ struct LayerRewrite {
 };
 
 struct ConfigRemedy;  // config_fix.h
+struct ModelRemedy;   // model_fix.h
 
-// One fix kind: what every output says of it, and what it changes: the
-// model (a layer rewrite) or the compile config (a config remedy), never both.
+// One fix kind: what every output says of it, and what it changes: one
+// layer (a layer rewrite), the compile config (a config remedy) or the whole
+// model (a model remedy), exactly one of the three.
 struct FixKind {
   const char* id;
   const char* title;
   Applicability applicability;
   const LayerRewrite* layer = nullptr;
   const ConfigRemedy* config = nullptr;
+  const ModelRemedy* model = nullptr;
 };
 
 const std::vector<FixKind>& fix_catalog();

@@ -14,6 +14,7 @@
 #include "bpulint/engine/facts.h"
 #include "bpulint/fix/config_fix.h"
 #include "bpulint/fix/fixes.h"
+#include "bpulint/fix/model_fix.h"
 #include "bpulint/model/model_loader.h"
 #include "bpulint/engine/placement.h"
 #include "bpulint/rules/rule_db.h"
@@ -33,6 +34,7 @@ struct ModelReport {
   Summary summary;
   std::vector<NodeFixPlan> fix_plans;   // for nodes whose failing rules offer fixes, in node order
   std::vector<ConfigFixPlan> config_fix_plans;  // the compile-config fixes the shown findings offer, in finding order
+  std::vector<ModelFixPlan> model_fix_plans;    // the whole-model fixes offered, in catalog order
   // The PyTorch source line of nodes with findings, when the exporter recorded one (locate_sources).
   std::map<long, SourceLine> source_lines;
   // How many findings each of the plan's waivers and baseline entries matched

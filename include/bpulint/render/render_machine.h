@@ -32,6 +32,7 @@ struct RunInfo {
     std::string error;                      // one line, when report is null
     const FixRun* fix_run = nullptr;        // when --fix ran on it
     const ConfigFixRun* config_fix_run = nullptr;  // when --fix wrote (or tried) the compile config
+    const std::vector<ModelFixOutcome>* model_fix_runs = nullptr;  // --fix's model fixes, in the order applied
     const ModelReport* fixed = nullptr;     // the re-lint of the written model
     const Platform* platform = nullptr;     // the model's own (overrides may differ from the run's)
   };

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bpulint/model/graph_walk.h"
-#include "host_split/host_split.h"
+#include "host_split.h"
 
 namespace bpulint {
 namespace {

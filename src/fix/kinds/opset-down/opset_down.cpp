@@ -1,6 +1,6 @@
-#include "opset_down/opset_down.h"
+#include "opset_down.h"
 
-#include "opset_down/down_adapters.h"
+#include "down_adapters.h"
 
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>

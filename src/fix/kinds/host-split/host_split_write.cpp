@@ -5,7 +5,7 @@
 
 #include "bpulint/base/output_file.h"
 #include "bpulint/model/model_writer.h"
-#include "host_split/host_split.h"
+#include "host_split.h"
 
 namespace bpulint {
 

@@ -1,4 +1,4 @@
-#include "opset_down/down_adapters.h"
+#include "down_adapters.h"
 
 #include <functional>
 #include <memory>

@@ -9,7 +9,7 @@
 
 #include "bpulint/model/guarded_inference.h"
 #include "bpulint/model/model_checker.h"
-#include "host_split/host_split.h"
+#include "host_split.h"
 
 namespace bpulint {
 namespace {
