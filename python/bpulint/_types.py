@@ -541,6 +541,9 @@ class AppliedModelFix:
     written: bool
     #: What changed and how it was proven.
     said: Optional[str] = None
+    #: Why the fix was not made (the converter's refusal, a failed proof); nothing was written.
+    not_applied: Optional[str] = None
+    #: Why writing failed (the run exits 2).
     error: Optional[str] = None
     files: List[Files]
     relint_path: Optional[str] = None
@@ -551,12 +554,16 @@ class AppliedModelFix:
     def from_json(cls, d: Any, at: str = "AppliedModelFix") -> "AppliedModelFix":
         _object(d, at,
             ("kind", "written", "files"),
-            ("kind", "written", "said", "error", "files", "relint_path", "summary", "diagnostics"),
+            (
+                "kind", "written", "said", "not_applied", "error", "files", "relint_path",
+                "summary", "diagnostics",
+            ),
         )
         return cls(
             kind=_get(d, "kind", at, _string),
             written=_get(d, "written", at, _boolean),
             said=_opt(d, "said", at, _string),
+            not_applied=_opt(d, "not_applied", at, _string),
             error=_opt(d, "error", at, _string),
             files=_get(d, "files", at, _list(Files.from_json)),
             relint_path=_opt(d, "relint_path", at, _string),

@@ -20,13 +20,22 @@ namespace bpulint {
 
 void say_nothing_to_fix(std::ostream& log, const ModelReport& r, const Platform& platform) {
   // Said once, with what is left and why: no rule that fired offers a rewrite here.
+  // A model fix offered that cannot apply says why, for the findings it would settle.
+  std::set<size_t> offered;
+  for (const ModelFixPlan& p : r.model_fix_plans) {
+    if (p.why_not.empty()) continue;
+    log << printable_text(r.path) << ": " << p.kind << " cannot apply: " << printable_text(p.why_not) << "\n";
+    offered.insert(p.settles.begin(), p.settles.end());
+  }
   std::map<std::string, size_t> unfixed;  // rule id -> error findings
   size_t on_nodes = 0;                     // of them on a node (not model-level, e.g. a dynamic input)
-  for (const auto& d : r.diagnostics) {
-    if (d.severity != Severity::Error || d.outcome != Outcome::Fail || !d.shown()) continue;
+  for (size_t i = 0; i < r.diagnostics.size(); ++i) {
+    const Diagnostic& d = r.diagnostics[i];
+    if (d.severity != Severity::Error || d.outcome != Outcome::Fail || !d.shown() || offered.count(i) != 0) continue;
     ++unfixed[d.rule->id];
     on_nodes += d.node >= 0 ? 1 : 0;
   }
+  if (unfixed.empty() && !offered.empty()) return;
   if (unfixed.empty()) {
     log << printable_text(r.path) << ": nothing to fix\n";
     return;
@@ -120,14 +129,21 @@ bool apply_model_fixes(ModelRun& m, const RunOptions& o, const std::vector<const
     outcome.kind = wanted->kind;
     kind->model->apply({*current.loaded, current.facts, current.placement, current.diagnostics}, *plan,
                        {r.path, fixed_path, o.external_data}, outcome);
+    if (outcome.refused) {  // nothing written, the model stays as the step before left it
+      log << printable_text(r.path) << ": " << wanted->kind << ": not applied: " << printable_text(outcome.error) << "\n";
+      m.model_fix_runs.push_back(std::move(outcome));
+      continue;
+    }
     if (!outcome.written) {
       std::cerr << printable_text(outcome.error) << "\n";
       m.model_fix_runs.push_back(std::move(outcome));
       return false;
     }
     log << printable_text(r.path) << ": " << wanted->kind << " (" << applicability_name(kind->applicability)
-        << "): " << printable_text(outcome.said) << "; wrote";
-    for (const auto& [role, path] : outcome.files) log << " " << printable_text(path) << " (" << role << ")";
+        << "): " << printable_text(outcome.said) << "; wrote ";
+    for (size_t i = 0; i < outcome.files.size(); ++i) {
+      log << (i ? ", " : "") << printable_text(outcome.files[i].second) << " (" << outcome.files[i].first << ")";
+    }
     log << "\n";
     relint_file = outcome.relint;
     m.model_fix_runs.push_back(outcome);

@@ -241,16 +241,18 @@ void write_fixed_config(JsonWriter& w, const ConfigFixRun& run, const ModelRepor
 // one written carries the re-lint (with the fixed config, when one was written).
 void write_applied_model_fixes(JsonWriter& w, const std::vector<ModelFixOutcome>& runs, const ModelReport* relint,
                                bool show_waived, Severity min_severity) {
+  size_t last_written = 0;  // 1 + the index of the last one written
+  for (size_t k = 0; k < runs.size(); ++k) last_written = runs[k].written ? k + 1 : last_written;
   w.key("applied_model_fixes").begin_array();
   for (size_t k = 0; k < runs.size(); ++k) {
     const ModelFixOutcome& run = runs[k];
     w.begin_object().member("kind", run.kind).member("written", run.written);
     if (run.written) w.member("said", run.said);
-    else w.member("error", run.error);
+    else w.member(run.refused ? "not_applied" : "error", run.error);
     w.key("files").begin_array();
     for (const auto& [role, path] : run.files) w.begin_object().member("role", role).member("path", path).end_object();
     w.end_array();
-    if (k + 1 == runs.size() && run.written && relint != nullptr && relint->ok) {
+    if (run.written && k + 1 == last_written && relint != nullptr && relint->ok) {
       w.member("relint_path", run.relint);
       w.key("summary");
       write_summary(w, *relint);
@@ -365,14 +367,17 @@ std::string render_json(const RunInfo& run) {
     // The re-lint (of every file --fix wrote) is given once: with the model
     // fixes when they ran, else the layer rewrites, else the config.
     const bool model_fixes_ran = m.model_fix_runs != nullptr && !m.model_fix_runs->empty();
+    const bool model_fixes_wrote =
+        model_fixes_ran && std::any_of(m.model_fix_runs->begin(), m.model_fix_runs->end(),
+                                       [](const ModelFixOutcome& o) { return o.written; });
     if (m.fix_run != nullptr) {
       w.key("fixed_model");
-      write_fixed_model(w, *r, *m.fix_run, model_fixes_ran ? nullptr : m.fixed, run.show_waived, run.min_severity);
+      write_fixed_model(w, *r, *m.fix_run, model_fixes_wrote ? nullptr : m.fixed, run.show_waived, run.min_severity);
     }
     if (model_fixes_ran) write_applied_model_fixes(w, *m.model_fix_runs, m.fixed, run.show_waived, run.min_severity);
     if (m.config_fix_run != nullptr) {
       w.key("fixed_config");
-      write_fixed_config(w, *m.config_fix_run, m.fix_run == nullptr && !model_fixes_ran ? m.fixed : nullptr,
+      write_fixed_config(w, *m.config_fix_run, m.fix_run == nullptr && !model_fixes_wrote ? m.fixed : nullptr,
                          run.show_waived, run.min_severity);
     }
     w.end_object();

@@ -483,6 +483,21 @@ struct Builder {
     write_facts(w, d.facts);
     w.key("fixes");
     write_fix_options(w, n != nullptr && !d.fixes.empty() ? r.plan_for(d.node) : nullptr);
+    // The whole-model fixes that settle the finding (no artifact change can
+    // say them: they rewrite or split the binary model).
+    bool model_fixes = false;
+    for (const ModelFixPlan& plan : r.model_fix_plans) {
+      const bool settles = std::any_of(g.members.begin(), g.members.end(), [&](size_t i) {
+        return std::binary_search(plan.settles.begin(), plan.settles.end(), i);
+      });
+      if (!settles) continue;
+      if (!model_fixes) w.key("modelFixes").begin_array();
+      model_fixes = true;
+      w.begin_object().member("id", plan.kind).member("applicable", plan.why_not.empty());
+      w.member(plan.why_not.empty() ? "summary" : "why_not", plan.why_not.empty() ? plan.summary : plan.why_not);
+      w.end_object();
+    }
+    if (model_fixes) w.end_array();
     w.member("outcome", d.outcome == Outcome::Fail ? "fail" : "unknown");
     w.end_object();
     w.end_object();

@@ -49,6 +49,9 @@ struct ModelFixTarget {
 struct ModelFixOutcome {
   std::string kind;  // fix id
   bool written = false;
+  // Not written because the fix could not be made or proven (the converter's
+  // refusal, a failed proof): said like a layer left unfixed, not a run error.
+  bool refused = false;
   std::string error;  // one line, the file first when it is about one; nothing was written then
   std::vector<std::pair<std::string, std::string>> files;  // role ("model", "bpu part", "host part"), path
   std::string relint;  // the model the next step reads (the converted model, the BPU part)

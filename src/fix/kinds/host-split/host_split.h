@@ -52,6 +52,7 @@ struct HostSplitPlan {
   bool applies = false;
   std::string reason;  // why not, one line, when !applies
 
+  bool layers_anchor = false;   // a layer is on the BPU (else every BPU node anchored the head)
   std::vector<int> tail_nodes;  // indices into the main graph's node list, in graph order
   size_t head_node_count = 0;   // main-graph nodes in the head
   // Of them placed Bpu / Cpu / Unknown or DataShape (host work that feeds a layer stays).

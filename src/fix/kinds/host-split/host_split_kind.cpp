@@ -45,7 +45,10 @@ bool plan(const ModelFixInput& in, ModelFixPlan& plan) {
   }
   if (!any) return false;
   const HostSplitPlan split = plan_host_split(in.model, in.facts, in.placement);
-  if (!split.applies) return false;  // no CPU tail: the kind is not offered (the findings keep their own fixes)
+  // No CPU tail: not offered (the findings keep their own fixes). Without a
+  // layer on the BPU, neither: cutting a model that has no BPU work worth
+  // the name into two would only move it to the host.
+  if (!split.applies || !split.layers_anchor) return false;
   std::vector<bool> in_tail(static_cast<size_t>(in.model.model->graph().node_size()), false);
   for (int n : split.tail_nodes) in_tail[static_cast<size_t>(n)] = true;
   const std::vector<size_t> owner = main_graph_owner(in.facts);
@@ -68,13 +71,19 @@ bool plan(const ModelFixInput& in, ModelFixPlan& plan) {
 
 void apply(const ModelFixInput& in, const ModelFixPlan&, const ModelFixTarget& target, ModelFixOutcome& out) {
   HostSplitPlan split = plan_host_split(in.model, in.facts, in.placement);
+  std::string error;
   if (!split.applies) {
-    out.error = in.model.path + ": the host split does not apply: " + split.reason;
+    out.refused = true;
+    out.error = "the host split does not apply: " + split.reason;
+    return;
+  }
+  if (!prove_host_split(*in.model.model, split, in.model.folder.empty() ? "." : in.model.folder, error)) {
+    out.refused = true;
+    out.error = "the host split is not proven, so not written: " + error;
     return;
   }
   const HostSplitPaths paths = default_host_split_paths(target.input_path);
   const size_t head = split.head_node_count, tail = split.tail_nodes.size(), frontier = split.frontier.size();
-  std::string error;
   if (!write_host_split(in.model, split, paths, error, target.external_data)) {
     const bool names_a_part = error.rfind(paths.bpu, 0) == 0 || error.rfind(paths.host, 0) == 0;
     out.error = names_a_part ? error : in.model.path + ": " + error;

@@ -144,13 +144,15 @@ bool has_elem_type(const onnx::TypeProto* t) {
 }
 
 // Which main-graph nodes go to the tail (the rules in host_split.h).
-std::vector<bool> choose_tail(const MainGraph& m, const NodePlaces& places, size_t& anchors, size_t& seeds) {
+std::vector<bool> choose_tail(const MainGraph& m, const NodePlaces& places, size_t& anchors, size_t& seeds,
+                              bool& layers_anchor) {
   const size_t n = places.own.size();
   std::vector<bool> anchored(n, false), tail(n, false);
   std::vector<int> stack;
   for (size_t i = 0; i < n; ++i) {
     if (places.layer[i]) stack.push_back(static_cast<int>(i));
   }
+  layers_anchor = !stack.empty();
   if (stack.empty()) {  // no layer on the BPU: every BPU node anchors
     for (size_t i = 0; i < n; ++i) {
       if (places.bpu[i]) stack.push_back(static_cast<int>(i));
@@ -306,7 +308,7 @@ HostSplitPlan plan_host_split(const LoadedModel& loaded, const ModelFacts& facts
   const size_t n = static_cast<size_t>(g.node_size());
   const NodePlaces places = place_main_nodes(facts, placement, n);
   size_t anchors = 0, seeds = 0;
-  const std::vector<bool> tail = choose_tail(m, places, anchors, seeds);
+  const std::vector<bool> tail = choose_tail(m, places, anchors, seeds, plan.layers_anchor);
   if (anchors == 0) {
     plan.reason = "no node is on the BPU: there is no BPU part to split off";
     return plan;

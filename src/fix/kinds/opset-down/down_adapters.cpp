@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "bpulint/model/graph_walk.h"
+#include "bpulint/model/model_loader.h"
 
 namespace bpulint {
 namespace {
@@ -112,6 +113,34 @@ void register_down_adapters(vc::DefaultVersionConverter& c) {
   });
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) c.registerAdapter(op, 13, 12, last_axis_only(op));
 }
+
+namespace {
+
+void decode_int64_initializers(onnx::GraphProto& graph) {
+  for (auto& t : *graph.mutable_initializer()) {
+    if (t.data_type() != onnx::TensorProto::INT64 || t.raw_data().empty() || t.raw_data().size() % 8 != 0 ||
+        t.raw_data().size() > kInlinePayloadLimit || t.data_location() == onnx::TensorProto::EXTERNAL) {
+      continue;
+    }
+    const std::string& raw = t.raw_data();
+    for (size_t at = 0; at < raw.size(); at += 8) {
+      uint64_t bits = 0;
+      for (size_t b = 0; b < 8; ++b) bits |= static_cast<uint64_t>(static_cast<unsigned char>(raw[at + b])) << (8 * b);
+      t.add_int64_data(static_cast<int64_t>(bits));  // raw_data is little-endian, whatever the host
+    }
+    t.clear_raw_data();
+  }
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& a : *node.mutable_attribute()) {
+      if (a.has_g()) decode_int64_initializers(*a.mutable_g());
+      for (auto& g : *a.mutable_graphs()) decode_int64_initializers(g);
+    }
+  }
+}
+
+}  // namespace
+
+void decode_int64_initializers(onnx::ModelProto& model) { decode_int64_initializers(*model.mutable_graph()); }
 
 void prepare_resize_inputs(onnx::ModelProto& model) {
   std::unordered_set<std::string> names;

@@ -3,6 +3,9 @@
 // settled by converting the model down with ONNX's own version converter
 // (opset_down.h), where the toolchain's users export again by hand.
 #include <algorithm>
+#include <set>
+
+#include <onnx/defs/schema.h>
 
 #include "bpulint/fix/model_fix.h"
 #include "bpulint/rules/rule_db.h"
@@ -28,6 +31,21 @@ int64_t accepted_opset(const Rule& rule, const ModelFacts& facts) {
   return 0;
 }
 
+// The first op of the model that ONNX defines only above `target` (no older
+// form to convert to), said as the refusal; "" when every op has one.
+std::string op_without_older_form(const ModelFacts& facts, int64_t target) {
+  std::set<std::string> seen;
+  for (const NodeFacts& n : facts.nodes) {
+    if (!(n.domain.empty() || n.domain == "ai.onnx") || !seen.insert(n.op_type).second) continue;
+    const onnx::OpSchema* latest = onnx::OpSchemaRegistry::Schema(n.op_type, facts.default_opset, "");
+    if (latest == nullptr || onnx::OpSchemaRegistry::Schema(n.op_type, static_cast<int>(target), "") != nullptr) continue;
+    return n.op_type + " has no form at opset " + std::to_string(target) + " (ONNX added it at opset " +
+           std::to_string(latest->since_version()) + "): export it as older ops, then at opset_version=" +
+           std::to_string(target);
+  }
+  return "";
+}
+
 bool plan(const ModelFixInput& in, ModelFixPlan& plan) {
   for (size_t i = 0; i < in.diagnostics.size(); ++i) {
     const Diagnostic& d = in.diagnostics[i];
@@ -43,6 +61,7 @@ bool plan(const ModelFixInput& in, ModelFixPlan& plan) {
     plan.settles.push_back(i);
   }
   if (plan.settles.empty()) return false;
+  if (plan.why_not.empty()) plan.why_not = op_without_older_form(in.facts, plan.target_opset);
   if (plan.why_not.empty()) {
     plan.summary = "convert the model from opset " + std::to_string(in.facts.default_opset) + " to " +
                    std::to_string(plan.target_opset) + " with ONNX's version converter";
@@ -53,7 +72,8 @@ bool plan(const ModelFixInput& in, ModelFixPlan& plan) {
 void apply(const ModelFixInput& in, const ModelFixPlan& plan, const ModelFixTarget& target, ModelFixOutcome& out) {
   OpsetConversion c = convert_opset(*in.model.model, plan.target_opset, in.model.folder.empty() ? "." : in.model.folder);
   if (!c.ok) {
-    out.error = in.model.path + ": " + c.reason;
+    out.refused = true;
+    out.error = c.reason;
     return;
   }
   std::string error;
