@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The fix kinds of issue 43 against ONNX Runtime (tests/fix_kinds/README.md):
-#  - host split: fcos_resnet50_fpn and ssdlite320_mobilenet_v3_large (zoo exports, opset 17) and a
-#    hand-built Conv -> TopK / NonZero graph, with the lint's real j6p placement: the driver plans,
-#    proves and writes <stem>.bpu.onnx and <stem>.host.onnx; the BPU part re-linted on j6p has no
-#    CPU node; the original and BPU-then-host agree in ONNX Runtime on random inputs.
-#  - opset down-conversion: resnet18, regnet_y_400mf and fcos (opset 17 -> 11) equal the original
-#    in ONNX Runtime and re-lint on bayes-e (X5) without BPU9102; mobilenet_v3_small is refused,
-#    naming HardSwish (opset 14: no older form).
+# The model fix kinds (host-split, opset-down) as `bpu-lint --fix` applies them, against ONNX
+# Runtime (tests/fix_kinds/README.md):
+#  - host-split: fcos_resnet50_fpn and ssdlite320_mobilenet_v3_large (zoo exports, opset 17) and a
+#    hand-built Conv -> TopK / NonZero graph on j6p: --fix writes <stem>.bpu.onnx and
+#    <stem>.host.onnx; the BPU part re-linted on j6p has no CPU node; the original and
+#    BPU-then-host agree in ONNX Runtime on random inputs.
+#  - opset-down: resnet18, regnet_y_400mf and fcos (opset 17 -> 11) on x5: --fix writes a model
+#    equal to the original in ONNX Runtime whose re-lint has no BPU9102; mobilenet_v3_small is
+#    refused at lint time, naming HardSwish (opset 14: no older form), and nothing is written.
 #
-# Usage: tests/fix_kinds/run.sh DRIVER BPU_LINT WORKDIR ZOO_DIR
+# Usage: tests/fix_kinds/run.sh BPU_LINT WORKDIR ZOO_DIR
 # Prints PASS/FAIL per case and `N passed, M failed`; exit 0, 1 on a failure, 2 when the harness
 # cannot start, 77 when torch or torchvision cannot be imported (outside CI).
 set -uo pipefail
@@ -17,8 +18,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 PY=/usr/bin/python3
 ORT_VERSION=1.30.0
-[ $# -eq 4 ] || { echo "usage: $0 DRIVER BPU_LINT WORKDIR ZOO_DIR" >&2; exit 2; }
-DRIVER="$1"; BPU_LINT="$2"; WORK="$3"; ZOO="$4"
+[ $# -eq 3 ] || { echo "usage: $0 BPU_LINT WORKDIR ZOO_DIR" >&2; exit 2; }
+BPU_LINT="$1"; WORK="$2"; ZOO="$3"
 mkdir -p "$WORK" "$ZOO" || exit 2
 
 if ! "$PY" -c 'import torch, torchvision' 2>/dev/null; then
@@ -48,12 +49,12 @@ result() { # result NAME OK DETAIL
 cpu_nodes() { "$BPU_LINT" "$1" --platform "$2" --format json 2>/dev/null | "$PY" -c \
   'import json,sys; print(json.load(sys.stdin)["models"][0]["summary"]["cpu_nodes"])'; }
 
-plan_summary() { "$PY" - "$1" <<'PYEOF'
+# What --fix said it applied, from its JSON report: one line.
+applied() { "$PY" - "$1" <<'PYEOF'
 import json, sys
-p = json.load(open(sys.argv[1]))
-print(f"nodes {p['nodes']} -> BPU part {p['head_nodes']} + host part {p['tail_nodes']} "
-      f"(moved: {p['tail_unknown']} unknown, {p['tail_cpu']} CPU, {p['tail_bpu']} BPU), frontier {len(p['frontier'])}, "
-      f"folded constants {p['constants']}")
+m = json.load(open(sys.argv[1]))["models"][0]
+runs = m.get("applied_model_fixes", [])
+print("; ".join(r.get("said", r.get("not_applied", r.get("error", ""))) for r in runs) or "nothing applied")
 PYEOF
 }
 
@@ -62,8 +63,10 @@ split_case() { # split_case NAME MODEL SHAPES_JSON   (SHAPES_JSON "-": no ONNX R
   rm -rf "$dir"; mkdir -p "$dir"
   cp "$model" "$dir/model.onnx"
   local before; before="$(sha256sum "$dir/model.onnx" | cut -d' ' -f1)"
-  if ! "$DRIVER" split "$dir/model.onnx" j6p "$dir/model.bpu.onnx" "$dir/model.host.onnx" >"$dir/plan.json" 2>"$dir/err"; then
-    result "split $name" 1 "driver: $(head -c 300 "$dir/plan.json" "$dir/err")"; return
+  "$BPU_LINT" "$dir/model.onnx" --platform j6p --fix --fix-strategy host-split --format json >"$dir/fix.json" 2>"$dir/err"
+  local rc=$?
+  if [ "$rc" -ge 2 ] || [ ! -f "$dir/model.bpu.onnx" ] || [ ! -f "$dir/model.host.onnx" ]; then
+    result "split $name" 1 "bpu-lint --fix exited $rc: $(head -c 300 "$dir/err")"; return
   fi
   [ "$before" = "$(sha256sum "$dir/model.onnx" | cut -d' ' -f1)" ] || { result "split $name" 1 "input modified"; return; }
   local cpu; cpu="$(cpu_nodes "$dir/model.bpu.onnx" j6p)"
@@ -74,32 +77,36 @@ split_case() { # split_case NAME MODEL SHAPES_JSON   (SHAPES_JSON "-": no ONNX R
       >"$dir/compare.log" 2>&1; then
     result "split $name" 1 "$(grep -m1 FAIL "$dir/compare.log" || head -1 "$dir/compare.log")"; return
   fi
-  result "split $name" 0 "$(plan_summary "$dir/plan.json"); $(tail -1 "$dir/compare.log")"
+  result "split $name" 0 "$(applied "$dir/fix.json"); $(tail -1 "$dir/compare.log")"
 }
 
 opset_case() { # opset_case NAME MODEL SHAPES_JSON
   local name="$1" model="$2" shapes="$3" dir="$WORK/opset/$1"
   rm -rf "$dir"; mkdir -p "$dir"
   cp "$model" "$dir/model.onnx"
-  if ! "$DRIVER" opset "$dir/model.onnx" 11 "$dir/model.op11.onnx" >"$dir/conversion.json" 2>"$dir/err"; then
-    result "opset $name" 1 "driver: $(head -c 300 "$dir/conversion.json" "$dir/err")"; return
+  "$BPU_LINT" "$dir/model.onnx" --platform x5 --fix --fix-strategy opset-down --fixed-model "$dir/model.op11.onnx" \
+    --format json >"$dir/fix.json" 2>"$dir/err"
+  local rc=$?
+  if [ "$rc" -ge 2 ] || [ ! -f "$dir/model.op11.onnx" ]; then
+    result "opset $name" 1 "bpu-lint --fix exited $rc: $(head -c 300 "$dir/err")"; return
   fi
   if ! node "$ROOT/tests/oracle/compare.js" "$dir/model.onnx" "$dir/model.op11.onnx" "$shapes" >"$dir/compare.log" 2>&1; then
     result "opset $name" 1 "$(grep -m1 FAIL "$dir/compare.log" || head -1 "$dir/compare.log")"; return
   fi
   "$BPU_LINT" "$dir/model.op11.onnx" --platform x5 --format concise >"$dir/relint.txt" 2>&1
   if grep -q BPU9102 "$dir/relint.txt"; then result "opset $name" 1 "the re-lint on x5 still says BPU9102"; return; fi
-  result "opset $name" 0 "$(cat "$dir/conversion.json")"
+  result "opset $name" 0 "$(applied "$dir/fix.json"); $(tail -1 "$dir/compare.log")"
 }
 
-# The converter cannot: exit 3, the op named, nothing written.
+# No older form of an op: the plan says which at lint time, --fix writes nothing.
 opset_refused() { # opset_refused NAME MODEL OP
   local name="$1" model="$2" op="$3" dir="$WORK/opset/$1"
   rm -rf "$dir"; mkdir -p "$dir"
-  "$DRIVER" opset "$model" 11 "$dir/model.op11.onnx" >"$dir/conversion.json" 2>"$dir/err"
+  cp "$model" "$dir/model.onnx"
+  "$BPU_LINT" "$dir/model.onnx" --platform x5 --fix --fix-strategy opset-down --format json >"$dir/fix.json" 2>"$dir/err"
   local rc=$?
-  if [ "$rc" -ne 3 ] || ! grep -q "\"blocking_op\": \"$op\"" "$dir/conversion.json" || [ -e "$dir/model.op11.onnx" ]; then
-    result "opset refused $name" 1 "exit $rc: $(head -c 300 "$dir/conversion.json")"; return
+  if [ "$rc" -ne 1 ] || ! grep -q "\"why_not\": \"$op has no form at opset 11" "$dir/fix.json" || [ -e "$dir/model.fixed.onnx" ]; then
+    result "opset refused $name" 1 "exit $rc: $(head -c 300 "$dir/err")"; return
   fi
   result "opset refused $name" 0 "($op)"
 }
