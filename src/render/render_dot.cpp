@@ -14,7 +14,7 @@ std::string summary_comment(const ModelReport& r) {
          " on CPU, " + std::to_string(s.folded) + " folded, " + std::to_string(s.unknown) + " unknown, " +
          std::to_string(s.runtime_shape) + " runtime shape, " +
          std::to_string(s.data_shape) + " data-dependent shape, " + std::to_string(s.no_compile) + " will not compile; " +
-         std::to_string(s.cpu_islands) + " CPU islands; " + std::to_string(s.errors) + " errors, " +
+         std::to_string(s.cpu_islands) + " CPU islands; findings: " + std::to_string(s.errors) + " errors, " +
          std::to_string(s.warnings) + " warnings, " + std::to_string(s.notes) + " notes";
 }
 

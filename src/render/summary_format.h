@@ -15,6 +15,9 @@ struct SummaryPart {
   Kind kind;
   size_t count;
   std::string label;  // worded for the count: "on CPU", "CPU islands", "error"
+  // Findings by level: the nodes they are on, as " on 3 nodes", " on 1 node and the
+  // model", " on the model"; "" for a zero count and for the other kinds.
+  std::string where = {};
 };
 
 // Where the nodes run: BPU, CPU and folded always, then the rarer kinds when
@@ -25,7 +28,9 @@ std::vector<SummaryPart> placement_parts(const Summary& s);
 std::vector<SummaryPart> finding_parts(const Summary& s);
 
 // "13 nodes: 6 on BPU, 1 on CPU, 6 folded; 1 CPU island (BPU<->CPU round
-// trips); 2 errors, 0 warnings, 1 note (3 checks unverified), 1 waived".
+// trips); findings: 2 errors on 1 node, 0 warnings, 1 note on the model (3
+// checks unverified), 1 waived". The placements count nodes, the levels
+// count findings (a node with two errors counts two) and say on how many nodes.
 std::string summary_text(const Summary& s);
 
 }  // namespace bpulint
