@@ -282,18 +282,21 @@ class Summary:
     data_shape_nodes: int
     no_compile_nodes: int
     cpu_islands: int
+    #: Error findings shown (not waived, baselined or folded into a note): a node with two counts
+    #: two; error_nodes counts the nodes.
     errors: int
+    #: Warning findings shown: a node with two counts two; warning_nodes counts the nodes.
     warnings: int
+    #: Note findings shown: a node with two counts two; note_nodes counts the nodes.
     notes: int
     unverified: int
     waived: int
     baselined: int
-    #: Nodes with at least one error counted in errors (errors counts findings: a node with two
-    #: counts two).
+    #: Nodes with at least one of the findings counted in errors.
     error_nodes: int
-    #: Nodes with at least one warning counted in warnings.
+    #: Nodes with at least one of the findings counted in warnings.
     warning_nodes: int
-    #: Nodes with at least one note counted in notes.
+    #: Nodes with at least one of the findings counted in notes.
     note_nodes: int
     #: Errors on the model itself (on no node), included in errors.
     model_errors: int

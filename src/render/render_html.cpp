@@ -492,7 +492,7 @@ class HtmlReport {
                          : p.kind == K::Errors   ? "bad"
                          : p.kind == K::Warnings ? "warn"
                                                  : "";
-      tile(num(p.count), p.label + p.where, tone);
+      tile(num(p.count), p.label, tone);
     }
     out_ += "</div></div>\n";
   }

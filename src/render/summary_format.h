@@ -1,6 +1,6 @@
 // One model's summary in one wording and one order for every format: the
-// text line, the GitHub notice and the HTML report's counts and tiles all
-// come from here, so their numbers always add up the same way.
+// text line, the GitHub notice, the DOT comment and the HTML report's counts
+// and tiles all come from here, so their numbers always add up the same way.
 #pragma once
 
 #include <string>
@@ -14,10 +14,9 @@ struct SummaryPart {
   enum class Kind { Placement, Islands, Errors, Warnings, Notes, Unverified, Waived, Baselined };
   Kind kind;
   size_t count;
-  std::string label;  // worded for the count: "on CPU", "CPU islands", "error"
-  // Findings by level: the nodes they are on, as " on 3 nodes", " on 1 node and the
-  // model", " on the model"; "" for a zero count and for the other kinds.
-  std::string where = {};
+  // Worded for the count: "on CPU", "CPU islands"; a level's findings also say
+  // where they are, as a node with two counts two: "errors on 1 node".
+  std::string label;
 };
 
 // Where the nodes run: BPU, CPU and folded always, then the rarer kinds when
