@@ -30,6 +30,9 @@ TEST_CASE("the example model: three ConvTranspose3d errors with values and rule 
   CHECK(count(r.out, "on the CPU as hbtl_call_native_Conv") == 4);
   CHECK(r.out.find("3 on CPU") != std::string::npos);
   CHECK(r.out.find("3 CPU islands") != std::string::npos);
+  // The first ConvTranspose breaks BPU1101 and BPU1102: one node on the CPU, two errors, and the
+  // summary says which count is which.
+  CHECK(r.out.find("; findings: 4 errors on 3 nodes, 0 warnings, 0 notes\n") != std::string::npos);
   CHECK(r.out.find("\033[") == std::string::npos);  // no colour when not a terminal
 }
 

@@ -106,7 +106,7 @@ TEST_CASE("waivers: matched ones are counted and hidden, unmatched ones warned, 
   const CommandResult r = run_bpu_lint({p.model});
   INFO(r.out << r.err);
   CHECK(count(r.out, "[BPU1102]") == 2);
-  CHECK(r.out.find("3 errors, 0 warnings, 0 notes, 1 waived") != std::string::npos);
+  CHECK(r.out.find("findings: 3 errors on 2 nodes, 0 warnings, 0 notes, 1 waived") != std::string::npos);
   CHECK(r.out.find("warning: " + p.dir.path(".bpu-lint.yaml") + ":5:5: waiver for rule 'BPU3001' on node '*' matched nothing") !=
         std::string::npos);
   const CommandResult shown = run_bpu_lint({p.model, "--show-waived"});
@@ -129,7 +129,7 @@ TEST_CASE("baseline round trip: known findings pass, new ones fail, stale ones a
   const CommandResult known = run_bpu_lint({p.model, "--baseline", baseline});
   INFO(known.out << known.err);
   CHECK(known.exit_code == 0);
-  CHECK(known.out.find("0 errors, 0 warnings, 0 notes, 4 in baseline") != std::string::npos);
+  CHECK(known.out.find("findings: 0 errors, 0 warnings, 0 notes, 4 in baseline") != std::string::npos);
   // A fixed model has none of them: every entry is stale.
   const CommandResult fix = run_bpu_lint({p.model, "--fix", "--fixed-model", p.dir.path("models/case_study.onnx.tmp.onnx")});
   CHECK(fix.exit_code == 0);

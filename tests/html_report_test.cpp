@@ -368,7 +368,9 @@ TEST_CASE("html report folds identical findings: one row per group (as JSON and 
     return out;
   };
   CHECK(html.find("Findings (" + commas(diagnostics.size()) + ")") != std::string::npos);
-  CHECK(html.find("<b>" + commas(m["summary"]["errors"].get<size_t>()) + "</b><span>errors</span>") != std::string::npos);
+  // The errors tile counts findings and says on how many nodes they are.
+  CHECK(html.find("<b>" + commas(m["summary"]["errors"].get<size_t>()) + "</b><span>errors on " +
+                  std::to_string(m["summary"]["error_nodes"].get<size_t>()) + " nodes") != std::string::npos);
   // The 600 identical fix plans are one: three ranked options and the node list.
   CHECK(count(html, "class=\"fix-option\"") == 3);
   CHECK(html.find("Fixes, ranked (600 nodes") != std::string::npos);

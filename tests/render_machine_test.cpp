@@ -299,6 +299,9 @@ TEST_CASE("golden: json") {
   CHECK(mix["summary"]["waived"].n == 1);
   CHECK(mix["summary"]["baselined"].n == 1);
   CHECK(mix["summary"]["errors"].n == 2);  // BPU3001 and BPU9005 (a dynamic input)
+  // Where they are: BPU3001 on one node, BPU9005 on the model itself.
+  CHECK(mix["summary"]["error_nodes"].n == 1);
+  CHECK(mix["summary"]["model_errors"].n == 1);
   CHECK(mix["summary"]["warnings"].n == 1);
   std::map<std::string, int> by_rule;
   bool utf8_name = false, quoted_name = false, unknown_fact = false;

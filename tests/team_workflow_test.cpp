@@ -129,7 +129,7 @@ TEST_CASE("a waiver scoped by model: silences only that model, unused only where
   INFO(both.out);
   // Same node names in both models: only other/occ.onnx is waived.
   CHECK(both.out.find("other/occ.onnx: 9 nodes: 2 on BPU, 3 on CPU, 4 folded; 3 CPU islands (BPU<->CPU round "
-                      "trips); 0 errors, 0 warnings, 0 notes, 4 waived") != std::string::npos);
+                      "trips); findings: 0 errors, 0 warnings, 0 notes, 4 waived") != std::string::npos);
   CHECK(count(both.out, "legacy/occ.onnx:torch_jit/up") == 4);
   CHECK(both.out.find("matched nothing") == std::string::npos);
   // A run without other/occ.onnx cannot judge that waiver: no warning.
@@ -161,7 +161,7 @@ TEST_CASE("--min-severity lists only findings at or above a level, in every form
   const std::string example = example_model();
   const CommandResult text = run_bpu_lint({example, "--platform", "j6e", "--min-severity", "warning", "--format", "concise"});
   CHECK(text.out.find("[BPU0005]") == std::string::npos);
-  CHECK(text.out.find("0 errors, 0 warnings, 3 notes") != std::string::npos);
+  CHECK(text.out.find("findings: 0 errors, 0 warnings, 3 notes on 3 nodes") != std::string::npos);
   const json j = run_json({example, "--platform", "j6e", "--min-severity", "error"});
   CHECK(j["models"][0]["diagnostics"].empty());
   CHECK(j["models"][0]["summary"]["notes"] == 3);

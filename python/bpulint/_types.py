@@ -290,12 +290,28 @@ class Summary:
     data_shape_nodes: int
     no_compile_nodes: int
     cpu_islands: int
+    #: Error findings shown (not waived, baselined or folded into a note): a node with two counts
+    #: two; error_nodes counts the nodes.
     errors: int
+    #: Warning findings shown: a node with two counts two; warning_nodes counts the nodes.
     warnings: int
+    #: Note findings shown: a node with two counts two; note_nodes counts the nodes.
     notes: int
     unverified: int
     waived: int
     baselined: int
+    #: Nodes with at least one of the findings counted in errors.
+    error_nodes: int
+    #: Nodes with at least one of the findings counted in warnings.
+    warning_nodes: int
+    #: Nodes with at least one of the findings counted in notes.
+    note_nodes: int
+    #: Errors on the model itself (on no node), included in errors.
+    model_errors: int
+    #: Warnings on the model itself, included in warnings.
+    model_warnings: int
+    #: Notes on the model itself, included in notes.
+    model_notes: int
 
     @classmethod
     def from_json(cls, d: Any, at: str = "Summary") -> "Summary":
@@ -303,12 +319,14 @@ class Summary:
             (
                 "nodes", "bpu_nodes", "cpu_nodes", "folded_nodes", "unknown_nodes",
                 "runtime_shape_nodes", "data_shape_nodes", "no_compile_nodes", "cpu_islands",
-                "errors", "warnings", "notes", "unverified", "waived", "baselined",
+                "errors", "warnings", "notes", "unverified", "waived", "baselined", "error_nodes",
+                "warning_nodes", "note_nodes", "model_errors", "model_warnings", "model_notes",
             ),
             (
                 "nodes", "bpu_nodes", "cpu_nodes", "folded_nodes", "unknown_nodes",
                 "runtime_shape_nodes", "data_shape_nodes", "no_compile_nodes", "cpu_islands",
-                "errors", "warnings", "notes", "unverified", "waived", "baselined",
+                "errors", "warnings", "notes", "unverified", "waived", "baselined", "error_nodes",
+                "warning_nodes", "note_nodes", "model_errors", "model_warnings", "model_notes",
             ),
         )
         return cls(
@@ -327,6 +345,12 @@ class Summary:
             unverified=_get(d, "unverified", at, _integer(minimum=0)),
             waived=_get(d, "waived", at, _integer(minimum=0)),
             baselined=_get(d, "baselined", at, _integer(minimum=0)),
+            error_nodes=_get(d, "error_nodes", at, _integer(minimum=0)),
+            warning_nodes=_get(d, "warning_nodes", at, _integer(minimum=0)),
+            note_nodes=_get(d, "note_nodes", at, _integer(minimum=0)),
+            model_errors=_get(d, "model_errors", at, _integer(minimum=0)),
+            model_warnings=_get(d, "model_warnings", at, _integer(minimum=0)),
+            model_notes=_get(d, "model_notes", at, _integer(minimum=0)),
         )
 
 

@@ -111,6 +111,8 @@ Summary summarize(const ModelFacts& facts, const std::vector<Placement>& placeme
     }
   }
   s.cpu_islands = count_cpu_islands(facts, placement);
+  // Per node, the levels it has a finding of (bit per Severity).
+  std::vector<unsigned char> levels(facts.nodes.size(), 0);
   for (const auto& d : diagnostics) {
     if (d.outcome == Outcome::Unknown && !d.rule->builtin) ++s.unverified;
     if (d.folded_into_note) continue;
@@ -127,6 +129,16 @@ Summary summarize(const ModelFacts& facts, const std::vector<Placement>& placeme
       case Severity::Warning: ++s.warnings; break;
       case Severity::Note: ++s.notes; break;
     }
+    const bool on_node = d.node >= 0 && static_cast<size_t>(d.node) < levels.size();
+    if (!on_node) {
+      ++(d.severity == Severity::Error ? s.model_errors : d.severity == Severity::Warning ? s.model_warnings : s.model_notes);
+      continue;
+    }
+    auto& seen = levels[static_cast<size_t>(d.node)];
+    const auto bit = static_cast<unsigned char>(1u << static_cast<unsigned>(d.severity));
+    if ((seen & bit) != 0) continue;
+    seen |= bit;
+    ++(d.severity == Severity::Error ? s.error_nodes : d.severity == Severity::Warning ? s.warning_nodes : s.note_nodes);
   }
   return s;
 }

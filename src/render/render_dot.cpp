@@ -4,19 +4,13 @@
 #include "bpulint/render/markup.h"
 #include "bpulint/render/render_graph.h"
 #include "bpulint/render/report_graph.h"
+#include "summary_format.h"
 
 namespace bpulint {
 namespace {
 
-std::string summary_comment(const ModelReport& r) {
-  const Summary& s = r.summary;
-  return std::to_string(s.nodes) + " nodes: " + std::to_string(s.bpu) + " on BPU, " + std::to_string(s.cpu) +
-         " on CPU, " + std::to_string(s.folded) + " folded, " + std::to_string(s.unknown) + " unknown, " +
-         std::to_string(s.runtime_shape) + " runtime shape, " +
-         std::to_string(s.data_shape) + " data-dependent shape, " + std::to_string(s.no_compile) + " will not compile; " +
-         std::to_string(s.cpu_islands) + " CPU islands; " + std::to_string(s.errors) + " errors, " +
-         std::to_string(s.warnings) + " warnings, " + std::to_string(s.notes) + " notes";
-}
+// The text summary, so the DOT comment counts and words things as every other format.
+std::string summary_comment(const ModelReport& r) { return summary_text(r.summary); }
 
 std::string legend_comment() {
   std::string s = "// fill colours:";

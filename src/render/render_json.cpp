@@ -87,6 +87,8 @@ void write_summary(JsonWriter& w, const ModelReport& r) {
   w.member("cpu_islands", s.cpu_islands);
   w.member("errors", s.errors).member("warnings", s.warnings).member("notes", s.notes).member("unverified", s.unverified);
   w.member("waived", s.waived).member("baselined", s.baselined);
+  w.member("error_nodes", s.error_nodes).member("warning_nodes", s.warning_nodes).member("note_nodes", s.note_nodes);
+  w.member("model_errors", s.model_errors).member("model_warnings", s.model_warnings).member("model_notes", s.model_notes);
   w.end_object();
 }
 

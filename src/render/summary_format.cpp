@@ -5,6 +5,13 @@ namespace {
 
 std::string plural(size_t n, const std::string& one, const std::string& many) { return n == 1 ? one : many; }
 
+// Where a level's findings are, for its label: " on 3 nodes", " on 1 node and
+// the model", " on the model"; "" when there are none.
+std::string where(size_t nodes, size_t on_model) {
+  if (nodes == 0) return on_model == 0 ? "" : " on the model";
+  return " on " + std::to_string(nodes) + plural(nodes, " node", " nodes") + (on_model == 0 ? "" : " and the model");
+}
+
 }  // namespace
 
 std::vector<SummaryPart> placement_parts(const Summary& s) {
@@ -26,9 +33,12 @@ std::vector<SummaryPart> placement_parts(const Summary& s) {
 std::vector<SummaryPart> finding_parts(const Summary& s) {
   using K = SummaryPart::Kind;
   std::vector<SummaryPart> parts = {{K::Islands, s.cpu_islands, plural(s.cpu_islands, "CPU island", "CPU islands")},
-                                    {K::Errors, s.errors, plural(s.errors, "error", "errors")},
-                                    {K::Warnings, s.warnings, plural(s.warnings, "warning", "warnings")},
-                                    {K::Notes, s.notes, plural(s.notes, "note", "notes")}};
+                                    {K::Errors, s.errors,
+                                     plural(s.errors, "error", "errors") + where(s.error_nodes, s.model_errors)},
+                                    {K::Warnings, s.warnings,
+                                     plural(s.warnings, "warning", "warnings") + where(s.warning_nodes, s.model_warnings)},
+                                    {K::Notes, s.notes,
+                                     plural(s.notes, "note", "notes") + where(s.note_nodes, s.model_notes)}};
   if (s.unverified > 0) {
     parts.push_back({K::Unverified, s.unverified, plural(s.unverified, "check unverified", "checks unverified")});
   }
@@ -49,7 +59,7 @@ std::string summary_text(const Summary& s) {
     const std::string item = std::to_string(p.count) + " " + p.label;
     switch (p.kind) {
       case K::Islands: out += "; " + item + " (BPU<->CPU round trips)"; break;
-      case K::Errors: out += "; " + item; break;
+      case K::Errors: out += "; findings: " + item; break;
       case K::Unverified: out += " (" + item + ")"; break;
       default: out += ", " + item; break;
     }

@@ -133,7 +133,10 @@ def platform_lines(exit_code, report):
              f"unknown {s['unknown_nodes']}, runtime_shape {s['runtime_shape_nodes']}, "
              f"data_shape {s['data_shape_nodes']}, "
              f"no_compile {s['no_compile_nodes']}; cpu_islands {s['cpu_islands']}",
-             f"errors {s['errors']}, warnings {s['warnings']}, notes {s['notes']}, unverified {s['unverified']}"]
+             f"errors {s['errors']}, warnings {s['warnings']}, notes {s['notes']}, unverified {s['unverified']}",
+             # The findings above counted by where they are: a node with two errors counts once here.
+             f"on nodes: errors {s['error_nodes']}, warnings {s['warning_nodes']}, notes {s['note_nodes']}; "
+             f"on the model: errors {s['model_errors']}, warnings {s['model_warnings']}, notes {s['model_notes']}"]
     findings = {}
     for d in report["diagnostics"]:
         findings[(d["rule"], d["severity"])] = findings.get((d["rule"], d["severity"]), 0) + 1

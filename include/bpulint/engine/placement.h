@@ -28,9 +28,14 @@ struct Summary {
   size_t data_shape = 0;     // shape arithmetic on data-dependent shapes (NonZero, ...)
   size_t no_compile = 0;     // nodes that will not compile
   size_t cpu_islands = 0;
+  // Findings (a node with two errors counts two), then where they are: the
+  // nodes with at least one finding of that level, and the findings on the
+  // model itself (on no node).
   size_t errors = 0;
   size_t warnings = 0;
   size_t notes = 0;
+  size_t error_nodes = 0, warning_nodes = 0, note_nodes = 0;
+  size_t model_errors = 0, model_warnings = 0, model_notes = 0;
   // Rule checks that ended in "cannot verify" for lack of a fact, whether
   // shown one by one or folded into a root-cause note (placement-unknown ops
   // are not checks: they are `unknown` above).
