@@ -79,6 +79,7 @@ header.top h1 span { color: var(--muted); font-weight: 400; }
 .sw.island { border: 1.5px dashed #c0392b; background: #fff5f3; width: 20px; }
 .sw.flag { background: #fff; border-width: 2.5px; }
 .sw.collapsed { background: #eef4f0; border-color: #7fae8f; border-radius: 1px; box-shadow: 2px -2px 0 -0.5px #7fae8f; }
+.sw.stub { border: 1.5px dashed #8c96a3; background: transparent; width: 20px; }
 main { padding: 8px 28px 40px; max-width: 1500px; }
 nav.toc { margin: 14px 0 0; }
 nav.toc table { border-collapse: collapse; }
@@ -425,7 +426,8 @@ class HtmlReport {
     s += "</span><span class=\"group\" data-label=\"graph\"><span class=\"key\"><span class=\"sw island\"></span>CPU island: one "
          "BPU&harr;CPU round trip</span><span class=\"key\">thick border, findings:<span class=\"sw flag flag-error\">"
          "</span>error<span class=\"sw flag flag-warning\"></span>warning<span class=\"sw flag flag-note\"></span>note"
-         "</span><span class=\"key\"><span class=\"sw collapsed\"></span>collapsed run, counted</span></span></div>\n";
+         "</span><span class=\"key\"><span class=\"sw collapsed\"></span>collapsed run, counted</span>"
+         "<span class=\"key\"><span class=\"sw stub\"></span>edge to another part of a large drawing</span></span></div>\n";
     return s;
   }
 
