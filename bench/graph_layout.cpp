@@ -4,12 +4,18 @@
 // layout scales (how kFullGraphNodes and kGraphLayoutBudget were chosen;
 // bench/graph_report.sh, bench/HISTORY.md "Graph reports").
 //
-//   bench_graph_layout MODEL [--full N] [--budget N] [--hops N] [--platform NAME] [--svg FILE]
+// With --piece N (default kLayoutPieceNodes, as the HTML report does) the
+// picture is laid out in pieces of at most N nodes; --piece 0 lays it out whole.
+//
+//   bench_graph_layout MODEL [--full N] [--budget N] [--hops N] [--piece N] [--platform NAME] [--svg FILE]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
+#include "bpulint/render/graph_pieces.h"
 #include "bpulint/render/graphviz_layout.h"
 #include "bpulint/lint/lint.h"
 #include "bpulint/render/report_graph.h"
@@ -25,18 +31,20 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s MODEL [--full N] [--budget N] [--hops N] [--platform NAME] [--svg FILE]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MODEL [--full N] [--budget N] [--hops N] [--piece N] [--platform NAME] [--svg FILE]\n", argv[0]);
     return 2;
   }
   GraphOptions options;
   std::string platform_name = kDefaultPlatform;
   std::string svg_file;  // where to write the SVG, to look at it
+  size_t piece = kLayoutPieceNodes;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const unsigned long v = std::strtoul(argv[i + 1], nullptr, 10);
     if (flag == "--full") options.full_nodes = v;
     else if (flag == "--budget") options.budget = v;
     else if (flag == "--hops") options.context_hops = static_cast<int>(v);
+    else if (flag == "--piece") piece = v;
     else if (flag == "--platform") platform_name = argv[i + 1];
     else if (flag == "--svg") svg_file = argv[i + 1];
   }
@@ -63,15 +71,31 @@ int main(int argc, char** argv) {
   DotStyle style;
   style.id_prefix = "m0_";
   style.finding_prefix = "m0_f";
-  std::string dot = graph_dot(report, graph, style);
-  // Experiments with dot's own limits: BENCH_DOT_ATTRS="mclimit=0.5, nslimit=2" joins the graph attributes.
-  if (const char* attrs = std::getenv("BENCH_DOT_ATTRS")) {
-    const size_t at = dot.find("graph [");
-    if (at != std::string::npos) dot.insert(at + 7, std::string(attrs) + ", ");
+  std::vector<std::string> dots;
+  size_t widest = graph.items.size();  // nodes of the largest Graphviz call
+  if (piece == 0) {
+    dots.push_back(graph_dot(report, graph, style));
+  } else {
+    const GraphPieces pieces = split_report_graph(graph, piece);
+    widest = 0;
+    for (size_t k = 0; k < pieces.pieces.size(); ++k) {
+      dots.push_back(pieces.pieces.size() == 1 ? graph_dot(report, graph, style)
+                                               : piece_dot(report, graph, pieces, k, style));
+      widest = std::max(widest, pieces.pieces[k].nodes());
+    }
+  }
+  size_t dot_bytes = 0;
+  for (auto& dot : dots) {
+    // Experiments with dot's own limits: BENCH_DOT_ATTRS="mclimit=0.5, nslimit=2" joins the graph attributes.
+    if (const char* attrs = std::getenv("BENCH_DOT_ATTRS")) {
+      const size_t at = dot.find("graph [");
+      if (at != std::string::npos) dot.insert(at + 7, std::string(attrs) + ", ");
+    }
+    dot_bytes += dot.size();
   }
   std::string svg;
   t = std::chrono::steady_clock::now();
-  const bool ok = layout_svg(dot, svg, error);
+  const bool ok = layout_pieces_svg(dots, svg, error);
   const double layout = seconds_since(t);
   if (ok && !svg_file.empty()) {
     if (FILE* f = std::fopen(svg_file.c_str(), "wb")) {
@@ -79,9 +103,9 @@ int main(int argc, char** argv) {
       std::fclose(f);
     }
   }
-  // nodes items collapsed hops build_s layout_s dot_bytes svg_bytes
-  std::printf("%zu\t%zu\t%s\t%d\t%.3f\t%.3f\t%zu\t%zu%s%s\n", report.facts.nodes.size(), graph.items.size(),
-              graph.collapsed ? "collapsed" : "full", graph.context_hops, build, layout, dot.size(), svg.size(),
-              ok ? "" : "\t", ok ? "" : error.c_str());
+  // nodes items collapsed hops build_s layout_s dot_bytes svg_bytes pieces widest_piece
+  std::printf("%zu\t%zu\t%s\t%d\t%.3f\t%.3f\t%zu\t%zu\t%zu\t%zu%s%s\n", report.facts.nodes.size(), graph.items.size(),
+              graph.collapsed ? "collapsed" : "full", graph.context_hops, build, layout, dot_bytes, svg.size(),
+              dots.size(), widest, ok ? "" : "\t", ok ? "" : error.c_str());
   return ok ? 0 : 1;
 }

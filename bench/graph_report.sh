@@ -6,7 +6,7 @@
 #
 #  1. Full layouts of real torch exports of growing size (tests/html/export_bev_model.py
 #     --blocks N --dynamic: a ViT encoder of N blocks and a 3-D decoder), forced whole
-#     with bench_graph_layout --full: nodes, layout seconds, SVG size.
+#     with bench_graph_layout --full --piece 0 (one Graphviz call): nodes, layout seconds, SVG size.
 #  2. As the command line runs them (default limits): whole or collapsed, items drawn,
 #     and the wall time and size of `bpu-lint MODEL --format html -o FILE` next to
 #     `--format concise` (the linting alone), for the same exports and graph_100k.onnx.
@@ -63,19 +63,19 @@ echo
 echo "| model | nodes | layout s | SVG KiB |"
 echo "|---|---:|---:|---:|"
 for m in "${models[@]}"; do
-  IFS=$'\t' read -r nodes _ _ _ _ layout _ svg <<<"$(best_harness "$m" --full 100000000)"
+  IFS=$'\t' read -r nodes _ _ _ _ layout _ svg _ <<<"$(best_harness "$m" --full 100000000 --piece 0)"
   echo "| $(basename "$m") | $nodes | $layout | $((svg / 1024)) |"
 done
 echo
 echo "As the command line draws them (limits: whole up to the full-layout limit, else collapsed), best of $RUNS:"
 echo
-echo "| model | nodes | view | items drawn | context hops | graph s | layout s | --format concise s | --format html s | HTML KiB |"
-echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| model | nodes | view | items drawn | context hops | Graphviz calls (largest) | graph s | layout s | --format concise s | --format html s | HTML KiB |"
+echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for m in "${models[@]}" "$BENCH_DIR/graph_100k.onnx"; do
-  IFS=$'\t' read -r nodes items view hops build layout _ _ <<<"$(best_harness "$m")"
+  IFS=$'\t' read -r nodes items view hops build layout _ _ pieces widest _ <<<"$(best_harness "$m")"
   concise=$(best_wall "$m" --format concise)
   html=$(best_wall "$m" --format html -o "$tmp/report.html")
-  echo "| $(basename "$m") | $nodes | $view | $items | $hops | $build | $layout | $concise | $html | $(($(wc -c <"$tmp/report.html") / 1024)) |"
+  echo "| $(basename "$m") | $nodes | $view | $items | $hops | $pieces ($widest) | $build | $layout | $concise | $html | $(($(wc -c <"$tmp/report.html") / 1024)) |"
 done
 echo
 echo "Machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"

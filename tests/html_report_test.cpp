@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bpulint/render/graph_pieces.h"
 #include "bpulint/render/graphviz_layout.h"
 #include "bpulint/render/markup.h"
 #include "bpulint/render/report_graph.h"
@@ -587,6 +588,125 @@ TEST_CASE("report graph: a big model is collapsed around its CPU islands, within
   GraphOptions wide;
   wide.full_nodes = 1000;
   CHECK_FALSE(build_report_graph(r, {}, wide).collapsed);
+}
+
+namespace {
+
+// Every item in one piece, no piece over the bound, and every edge between
+// two pieces shown at both ends (as a stub of its own or inside a summary).
+void check_pieces(const ReportGraph& g, const GraphPieces& p, size_t max_nodes) {
+  REQUIRE(p.piece_of_item.size() == g.items.size());
+  std::vector<int> seen(g.items.size(), 0);
+  for (size_t k = 0; k < p.pieces.size(); ++k) {
+    CHECK(p.pieces[k].nodes() <= max_nodes);
+    CHECK_FALSE(p.pieces[k].items.empty());
+    for (size_t i : p.pieces[k].items) {
+      ++seen[i];
+      CHECK(p.piece_of_item[i] == static_cast<long>(k));
+    }
+  }
+  for (int s : seen) REQUIRE(s == 1);
+  std::map<std::pair<size_t, size_t>, int> stubbed;  // (piece, edge) -> stubs showing it
+  for (size_t k = 0; k < p.pieces.size(); ++k) {
+    for (const GraphStub& st : p.pieces[k].stubs) {
+      for (size_t e : st.edges) {
+        ++stubbed[{k, e}];
+        const size_t far = st.incoming ? g.edges[e].from : g.edges[e].to;
+        CHECK(std::count(st.pieces.begin(), st.pieces.end(), static_cast<size_t>(p.piece_of_item[far])) == 1);
+      }
+    }
+  }
+  for (size_t e = 0; e < g.edges.size(); ++e) {
+    const auto a = static_cast<size_t>(p.piece_of_item[g.edges[e].from]);
+    const auto b = static_cast<size_t>(p.piece_of_item[g.edges[e].to]);
+    if (a == b) continue;
+    CHECK(stubbed[{a, e}] == 1);
+    CHECK(stubbed[{b, e}] == 1);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("report graph pieces: no Graphviz call lays out more than the bound, whatever the graph's shape") {
+  // A generated 20,000-item graph: a chain with skip connections every
+  // third item, a hub (an input read by every tenth item), a few edges back.
+  ReportGraph g;
+  const size_t n = 20000;
+  g.items.resize(n);
+  g.items[0].kind = GraphItem::Kind::Input;
+  g.items[n - 1].kind = GraphItem::Kind::Output;
+  auto link = [&](size_t a, size_t b) {
+    GraphEdge e;
+    e.from = a;
+    e.to = b;
+    g.edges.push_back(e);
+  };
+  for (size_t i = 1; i + 1 < n; ++i) {
+    link(i, i + 1);
+    if (i % 3 == 0 && i + 7 < n) link(i, i + 7);
+    if (i % 10 == 0) link(0, i);
+    if (i % 997 == 0) link(i, i - 500);
+  }
+  for (size_t bound : {size_t{4}, size_t{25}, kLayoutPieceNodes}) {
+    CAPTURE(bound);
+    const GraphPieces p = split_report_graph(g, bound);
+    check_pieces(g, p, bound);
+    CHECK(p.pieces.size() <= 4 * n / (bound - 2));  // cuts do not shrink pieces to nothing
+  }
+  // The hub alone has 1,999 consumers: its stubs are summarised to fit.
+  const GraphPieces p = split_report_graph(g, 40);
+  check_pieces(g, p, 40);
+  const GraphPiece& hub = p.pieces[static_cast<size_t>(p.piece_of_item[0])];
+  const bool summarised = std::any_of(hub.stubs.begin(), hub.stubs.end(), [](const GraphStub& s) { return s.other < 0; });
+  CHECK(summarised);
+}
+
+TEST_CASE("report graph pieces: a model's graph laid out piece by piece, stacked in one SVG with unique ids") {
+  const ModelReport r = lint_text(chain_model(300, 60), "j6p");
+  REQUIRE(r.ok);
+  GraphOptions whole;
+  whole.full_nodes = 1000;
+  const ReportGraph g = build_report_graph(r, {}, whole);
+  REQUIRE(g.items.size() == 623);
+  const size_t bound = 60;
+  const GraphPieces p = split_report_graph(g, bound);
+  check_pieces(g, p, bound);
+  REQUIRE(p.pieces.size() > 10);
+  DotStyle style;
+  style.id_prefix = "m0_";
+  std::vector<std::string> dots;
+  size_t drawn = 0;
+  for (size_t k = 0; k < p.pieces.size(); ++k) {
+    dots.push_back(piece_dot(r, g, p, k, style));
+    std::string svg, error;
+    REQUIRE(layout_svg(dots.back(), svg, error));
+    // What Graphviz laid out in this call: one <g class="node..."> per node.
+    size_t nodes = 0;
+    for (size_t at = svg.find("class=\"node"); at != std::string::npos; at = svg.find("class=\"node", at + 1)) ++nodes;
+    CHECK(nodes == p.pieces[k].nodes());
+    CHECK(nodes <= bound);
+    drawn += p.pieces[k].items.size();
+  }
+  CHECK(drawn == g.items.size());
+  std::string svg, error;
+  REQUIRE(layout_pieces_svg(dots, svg, error));
+  CHECK(svg.find("part " + std::to_string(p.pieces.size()) + " of " + std::to_string(p.pieces.size())) !=
+        std::string::npos);
+  std::set<std::string> ids;
+  size_t islands = 0;
+  for (size_t at = svg.find(" id=\""); at != std::string::npos; at = svg.find(" id=\"", at + 1)) {
+    const size_t end = svg.find('"', at + 5);
+    const std::string id = svg.substr(at + 5, end - at - 5);
+    CHECK_MESSAGE(ids.insert(id).second, "duplicate id " << id);
+    islands += id.rfind("m0_island", 0) == 0 && id.find("_part") == std::string::npos;
+  }
+  CHECK(islands == 5);
+  CHECK(svg.find("class=\"node stub\"") != std::string::npos);
+  // One piece: exactly the single layout.
+  std::string one, single;
+  REQUIRE(layout_pieces_svg({dots[0]}, one, error));
+  REQUIRE(layout_svg(dots[0], single, error));
+  CHECK(one == single);
 }
 
 TEST_CASE("graphviz: a graph it cannot read is an error message, not a crash") {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bpulint/render/finding_groups.h"
+#include "bpulint/render/graph_pieces.h"
 #include "bpulint/render/graphviz_layout.h"
 #include "bpulint/base/json_writer.h"
 #include "bpulint/render/markup.h"
@@ -78,6 +79,7 @@ header.top h1 span { color: var(--muted); font-weight: 400; }
 .sw.island { border: 1.5px dashed #c0392b; background: #fff5f3; width: 20px; }
 .sw.flag { background: #fff; border-width: 2.5px; }
 .sw.collapsed { background: #eef4f0; border-color: #7fae8f; border-radius: 1px; box-shadow: 2px -2px 0 -0.5px #7fae8f; }
+.sw.stub { border: 1.5px dashed #8c96a3; background: transparent; width: 20px; }
 main { padding: 8px 28px 40px; max-width: 1500px; }
 nav.toc { margin: 14px 0 0; }
 nav.toc table { border-collapse: collapse; }
@@ -424,7 +426,8 @@ class HtmlReport {
     s += "</span><span class=\"group\" data-label=\"graph\"><span class=\"key\"><span class=\"sw island\"></span>CPU island: one "
          "BPU&harr;CPU round trip</span><span class=\"key\">thick border, findings:<span class=\"sw flag flag-error\">"
          "</span>error<span class=\"sw flag flag-warning\"></span>warning<span class=\"sw flag flag-note\"></span>note"
-         "</span><span class=\"key\"><span class=\"sw collapsed\"></span>collapsed run, counted</span></span></div>\n";
+         "</span><span class=\"key\"><span class=\"sw collapsed\"></span>collapsed run, counted</span>"
+         "<span class=\"key\"><span class=\"sw stub\"></span>edge to another part of a large drawing</span></span></div>\n";
     return s;
   }
 
@@ -561,20 +564,39 @@ class HtmlReport {
                 " such regions fit a layout (the findings table accounts for every finding).";
       }
     }
-    out_ += " Click a node with findings to see them; hover for names and shapes.</p>\n";
     DotStyle style;
     style.graph_name = r.path;
     style.id_prefix = id + "_";
     style.finding_prefix = id + "_f";
     style.finding_rows = std::move(finding_rows);
-    embed(graph_dot(r, g, style), "graph of " + r.path, true);
+    const std::vector<std::string> dots = layout_dots(r, g, style);
+    if (dots.size() > 1) {
+      out_ += " Laid out in " + num(dots.size()) + " parts of at most " + num(kLayoutPieceNodes) +
+              " nodes each, top to bottom; an edge between parts ends at a dashed stub that links to its other end.";
+    }
+    out_ += " Click a node with findings to see them; hover for names and shapes.</p>\n";
+    embed(dots, "graph of " + r.path, true);
     out_ += "</div>\n";
   }
 
+  // The DOT of each piece Graphviz lays out at once: the whole graph when it
+  // fits one (graph_pieces.h bounds the layout work).
+  static std::vector<std::string> layout_dots(const ModelReport& r, const ReportGraph& g, const DotStyle& style) {
+    const GraphPieces pieces = split_report_graph(g, kLayoutPieceNodes);
+    if (pieces.pieces.size() <= 1) return {graph_dot(r, g, style)};
+    std::vector<std::string> dots;
+    for (size_t k = 0; k < pieces.pieces.size(); ++k) dots.push_back(piece_dot(r, g, pieces, k, style));
+    return dots;
+  }
+
+  void embed(const ModelReport& r, const ReportGraph& g, const DotStyle& style, const std::string& label, bool tools) {
+    embed(layout_dots(r, g, style), label, tools);
+  }
+
   // Lays out DOT and writes the SVG (or why there is none).
-  void embed(const std::string& dot, const std::string& label, bool tools) {
+  void embed(const std::vector<std::string>& dots, const std::string& label, bool tools) {
     std::string svg, error;
-    if (!layout_svg(dot, svg, error)) {
+    if (!layout_pieces_svg(dots, svg, error)) {
       out_ += "<p class=\"graph-error\">The graph could not be drawn: " + esc(error) + "</p>\n";
       return;
     }
@@ -804,7 +826,7 @@ class HtmlReport {
         DotStyle style;
         style.graph_name = "before";
         style.id_prefix = id + "_b" + std::to_string(res.node) + "_";
-        embed(graph_dot(r, neighbourhood_graph(r, {res.node}, 1, run_.show_waived, run_.min_severity), style), "before the fix", false);
+        embed(r, neighbourhood_graph(r, {res.node}, 1, run_.show_waived, run_.min_severity), style, "before the fix", false);
         out_ += "</figure><figure><figcaption>after (placement in the re-lint)</figcaption>";
         const std::vector<long> after = m.fixed != nullptr ? replacement_nodes(r, res.node, *m.fixed) : std::vector<long>{};
         if (after.empty()) {
@@ -812,7 +834,7 @@ class HtmlReport {
         } else {
           style.graph_name = "after";
           style.id_prefix = id + "_a" + std::to_string(res.node) + "_";
-          embed(graph_dot(*m.fixed, neighbourhood_graph(*m.fixed, after, 1, run_.show_waived, run_.min_severity), style),
+          embed(*m.fixed, neighbourhood_graph(*m.fixed, after, 1, run_.show_waived, run_.min_severity), style,
                 "after the fix", false);
         }
         out_ += "</figure></div>\n";

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "bpulint/base/json_writer.h"
+#include "bpulint/render/graph_pieces.h"
 #include "bpulint/render/markup.h"
 
 namespace bpulint {
@@ -548,35 +549,131 @@ std::string plural(size_t n, const char* one, const char* many) {
 class DotWriter {
  public:
   DotWriter(const ModelReport& r, const ReportGraph& g, const DotStyle& s) : r_(r), g_(g), s_(s) {}
+  // Only one piece of the graph (graph_pieces.h): its items, their clusters, its stubs.
+  DotWriter(const ModelReport& r, const ReportGraph& g, const DotStyle& s, const GraphPieces& pieces, size_t piece)
+      : r_(r), g_(g), s_(s), pieces_(&pieces), piece_(piece) {}
 
   std::string write() {
     if (!s_.comment.empty()) out_ << "// " << printable_text(s_.comment) << "\n";
     out_ << "digraph " << dot_quote(s_.graph_name) << " {\n"
          << "  graph [rankdir=" << (s_.left_to_right ? "LR" : "TB")
          << ", nodesep=0.18, ranksep=0.28, fontname=\"Helvetica\", fontsize=10, bgcolor=\"transparent\", pad=0.12"
-         << ", outputorder=edgesfirst, id=" << dot_quote(s_.id_prefix + "graph") << "];\n"
+         << ", outputorder=edgesfirst, id=" << dot_quote(s_.id_prefix + "graph" + part_suffix(0)) << "];\n"
          << "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10, height=0.3, "
             "margin=\"0.09,0.03\", penwidth=1.2];\n"
          << "  edge [color=\"#8c96a3\", arrowsize=0.55, penwidth=1];\n";
     std::vector<std::vector<size_t>> members(g_.clusters.size()), children(g_.clusters.size());
     std::vector<size_t> top;
-    for (size_t i = 0; i < g_.items.size(); ++i) {
-      if (g_.items[i].cluster >= 0) members[static_cast<size_t>(g_.items[i].cluster)].push_back(i);
+    std::vector<char> used(g_.clusters.size(), pieces_ == nullptr);  // a piece draws only its items' clusters
+    for (size_t i : drawn_items()) {
+      long c = g_.items[i].cluster;
+      if (c >= 0) members[static_cast<size_t>(c)].push_back(i);
       else top.push_back(i);
+      for (; c >= 0 && !used[static_cast<size_t>(c)]; c = g_.clusters[static_cast<size_t>(c)].parent) {
+        used[static_cast<size_t>(c)] = 1;
+      }
     }
     std::vector<size_t> roots;
     for (size_t c = 0; c < g_.clusters.size(); ++c) {
+      if (!used[c]) continue;
       if (g_.clusters[c].parent >= 0) children[static_cast<size_t>(g_.clusters[c].parent)].push_back(c);
       else roots.push_back(c);
     }
+    if (pieces_ != nullptr) first_piece_of_clusters();
     for (size_t c : roots) cluster(c, members, children, 1);
     for (size_t i : top) item(i, 1);
-    for (size_t e = 0; e < g_.edges.size(); ++e) edge(e);
+    for (size_t e = 0; e < g_.edges.size(); ++e) {
+      if (pieces_ == nullptr || (in_piece(g_.edges[e].from) && in_piece(g_.edges[e].to))) edge(e);
+    }
+    if (pieces_ != nullptr) stubs();
     out_ << "}\n";
     return out_.str();
   }
 
  private:
+  std::vector<size_t> drawn_items() const {
+    if (pieces_ != nullptr) return pieces_->pieces[piece_].items;
+    std::vector<size_t> all(g_.items.size());
+    std::iota(all.begin(), all.end(), size_t{0});
+    return all;
+  }
+
+  bool in_piece(size_t item) const { return pieces_->piece_of_item[item] == static_cast<long>(piece_); }
+
+  // Ids stay unique across the pieces: the graph's and a cluster's id name
+  // the part when the cluster began in an earlier one.
+  std::string part_suffix(long first_piece) const {
+    return pieces_ == nullptr || static_cast<long>(piece_) == first_piece ? "" : "_part" + std::to_string(piece_ + 1);
+  }
+
+  void first_piece_of_clusters() {
+    first_piece_.assign(g_.clusters.size(), static_cast<long>(pieces_->pieces.size()));
+    for (size_t i = 0; i < g_.items.size(); ++i) {
+      const long p = pieces_->piece_of_item[i];
+      for (long c = g_.items[i].cluster; c >= 0; c = g_.clusters[static_cast<size_t>(c)].parent) {
+        auto& first = first_piece_[static_cast<size_t>(c)];
+        first = std::min(first, p);
+      }
+    }
+  }
+
+  std::string cluster_suffix(size_t c) const {
+    return pieces_ == nullptr ? "" : part_suffix(first_piece_[c]);
+  }
+
+  // What a stub shows of the item at the edge's far end.
+  std::string far_text(size_t item) const {
+    const GraphItem& it = g_.items[item];
+    switch (it.kind) {
+      case GraphItem::Kind::Node: {
+        const NodeFacts& n = r_.facts.nodes[static_cast<size_t>(it.node)];
+        return n.op_type + " '" + shorten_tail(n.display_name, 30) + "'";
+      }
+      case GraphItem::Kind::Collapsed: return plural(it.hidden, "collapsed node", "collapsed nodes");
+      case GraphItem::Kind::Input: return "input " + shorten_tail(it.value, 30);
+      case GraphItem::Kind::Output: return "output " + shorten_tail(it.value, 30);
+    }
+    return "";
+  }
+
+  static std::string parts_text(const std::vector<size_t>& pieces) {
+    std::string out = pieces.size() == 1 ? "part " : "parts ";
+    for (size_t k = 0; k < pieces.size(); ++k) out += (k == 0 ? "" : ", ") + std::to_string(pieces[k] + 1);
+    return out;
+  }
+
+  // Each edge to or from another piece ends at a stub naming (and linking to) its far end.
+  void stubs() {
+    const auto& list = pieces_->pieces[piece_].stubs;
+    const std::string piece_id = "p" + std::to_string(piece_ + 1) + "s";
+    for (size_t k = 0; k < list.size(); ++k) {
+      const GraphStub& st = list[k];
+      const std::string id = piece_id + std::to_string(k);
+      const std::string where = std::string(st.incoming ? "from " : "to ") + parts_text(st.pieces);
+      const std::string what = st.other >= 0 ? far_text(static_cast<size_t>(st.other))
+                                             : plural(st.far_items, "item", "items");
+      out_ << "  " << id << " [id=" << dot_quote(s_.id_prefix + id)
+           << ", class=\"stub\", shape=box, style=\"rounded,dashed\", color=\"#8c96a3\", fontcolor=\"#4a525c\", "
+              "fontsize=8, height=0.2, label="
+           << dot_quote_lines({where, what}) << ", tooltip="
+           << dot_quote(std::string(st.incoming ? "fed by " : "feeds ") + what + ", drawn in " + parts_text(st.pieces));
+      if (st.other >= 0) out_ << ", URL=" << dot_quote("#" + s_.id_prefix + graph_item_id(g_, static_cast<size_t>(st.other)));
+      out_ << "];\n";
+      std::vector<size_t> ends;  // one edge per item of this piece
+      for (size_t e : st.edges) {
+        const GraphEdge& ed = g_.edges[e];
+        const size_t end = st.incoming ? ed.to : ed.from;
+        if (std::find(ends.begin(), ends.end(), end) != ends.end()) continue;
+        ends.push_back(end);
+        out_ << "  " << (st.incoming ? id : this->id(end)) << " -> " << (st.incoming ? this->id(end) : id)
+             << " [id=" << dot_quote(s_.id_prefix + id + "_" + std::to_string(ends.size() - 1))
+             << ", style=dashed";
+        if (ed.tensor != nullptr) out_ << ", tooltip=" << dot_quote(shorten_tail(tensor_text(*ed.tensor), 160));
+        out_ << "];\n";
+      }
+    }
+  }
+
   void indent(int depth) {
     for (int d = 0; d < depth; ++d) out_ << "  ";
   }
@@ -589,13 +686,13 @@ class DotWriter {
     indent(depth + 1);
     if (cl.kind == GraphCluster::Kind::Island) {
       const std::string label = "CPU island " + std::to_string(cl.number + 1);
-      out_ << "id=" << dot_quote(s_.id_prefix + "island" + std::to_string(cl.number)) << "; class=\"island\"; label="
+      out_ << "id=" << dot_quote(s_.id_prefix + "island" + std::to_string(cl.number) + cluster_suffix(c)) << "; class=\"island\"; label="
            << dot_quote(label) << "; tooltip="
            << dot_quote(label + ": " + plural(cl.nodes, "node", "nodes") + " on the CPU, one BPU<->CPU round trip")
            << "; style=\"rounded,dashed,filled\"; color=\"#c0392b\"; fillcolor=\"#fff5f3\"; penwidth=1.6; "
               "fontcolor=\"#a93226\"; fontsize=9; labeljust=l;\n";
     } else {
-      out_ << "id=" << dot_quote(s_.id_prefix + "body" + std::to_string(c)) << "; class=\"body\"; label="
+      out_ << "id=" << dot_quote(s_.id_prefix + "body" + std::to_string(c) + cluster_suffix(c)) << "; class=\"body\"; label="
            << dot_quote("subgraph " + shorten_tail(cl.path, 60)) << "; tooltip=" << dot_quote("subgraph " + cl.path)
            << "; style=\"rounded,dashed\"; color=\"#7d8793\"; fontcolor=\"#4a525c\"; fontsize=9; labeljust=l;\n";
     }
@@ -705,6 +802,9 @@ class DotWriter {
   const ModelReport& r_;
   const ReportGraph& g_;
   const DotStyle& s_;
+  const GraphPieces* pieces_ = nullptr;
+  size_t piece_ = 0;
+  std::vector<long> first_piece_;  // cluster -> the first piece drawing it
   std::ostringstream out_;
 };
 
@@ -712,6 +812,11 @@ class DotWriter {
 
 std::string graph_dot(const ModelReport& report, const ReportGraph& graph, const DotStyle& style) {
   return DotWriter(report, graph, style).write();
+}
+
+std::string piece_dot(const ModelReport& report, const ReportGraph& graph, const GraphPieces& pieces, size_t piece,
+                      const DotStyle& style) {
+  return DotWriter(report, graph, style, pieces, piece).write();
 }
 
 }  // namespace bpulint
