@@ -162,3 +162,37 @@ g (float[1,4,8,8] x) => (float[1,4,16,16] y, float[1,4,8,8] s) {
   refused(R"(g (float[4,3] x, int64[2,1] i, float[2,3] u) => (float[4,3] y) { y = ScatterND <reduction = "add"> (x, i, u) })",
           "ScatterND");
 }
+
+TEST_CASE("opset down: Dropout at 12 and 13 becomes opset 11's, the identity, only when it is one") {
+  // torchvision's Swin exports attention dropout with training_mode true and ratio 0.
+  const onnx::ModelProto swin = model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4,8] x) => (float[1,4,8] y) {
+  ratio = Constant <value = float {0}> ()
+  training = Constant <value = bool {1}> ()
+  y, mask = Dropout (x, ratio, training)
+}
+)");
+  OpsetConversion c = convert_opset(swin, 11);
+  INFO(c.reason);
+  REQUIRE(c.ok);
+  const onnx::NodeProto* dropout = find_op(c.model.graph(), "Dropout");
+  REQUIRE(dropout != nullptr);
+  CHECK(dropout->input_size() == 1);
+  CHECK(has_attribute(*dropout, "ratio"));
+
+  const auto refused = [](const std::string& body) {
+    const OpsetConversion r = convert_opset(model_from_text("<ir_version: 8, opset_import: [\"\" : 13]>\n" + body), 11);
+    INFO(r.reason);
+    CHECK_FALSE(r.ok);
+    CHECK(r.blocking_op == "Dropout");
+  };
+  // Training with a ratio drops values: opset 11 has no such form.
+  refused(R"(g (float[1,4,8] x) => (float[1,4,8] y) {
+    ratio = Constant <value = float {0.1}> ()
+    training = Constant <value = bool {1}> ()
+    y = Dropout (x, ratio, training)
+  })");
+  // A ratio computed at run time cannot be read.
+  refused(R"(g (float[1,4,8] x, float r) => (float[1,4,8] y) { y = Dropout (x, r) })");
+}

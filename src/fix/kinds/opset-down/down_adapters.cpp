@@ -1,5 +1,6 @@
 #include "down_adapters.h"
 
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -66,13 +67,61 @@ vc::NodeTransformerFunction last_axis_only(const char* op) {
   };
 }
 
+// A Constant node's scalar value (float or bool), or false when `v` is not
+// one (an initializer, a computed value).
+bool constant_scalar(const onnx::Value* v, double& out) {
+  const Node* p = v->node();
+  if (p->kind() != onnx::kConstant || !p->hasAttribute(onnx::kvalue)) return false;
+  const onnx::Tensor& t = p->t(onnx::kvalue);
+  if (t.elem_type() == onnx::TensorProto::FLOAT) {
+    float f = 0;
+    if (!t.floats().empty()) f = t.floats()[0];
+    else if (t.raw().size() == sizeof f) std::memcpy(&f, t.raw().data(), sizeof f);  // little-endian hosts
+    else return false;
+    out = f;
+    return true;
+  }
+  if (t.elem_type() == onnx::TensorProto::BOOL) {
+    if (!t.int32s().empty()) out = t.int32s()[0] != 0;
+    else if (t.raw().size() == 1) out = t.raw()[0] != 0;
+    else return false;
+    return true;
+  }
+  return false;
+}
+
+// Opset 12 gave Dropout its ratio and training_mode as inputs; 11 runs it as
+// inference (the identity). The same when training is off, or on with ratio
+// 0 (torchvision's Swin exports attention dropout so: training_mode true,
+// ratio 0), and the mask is not read.
+Node* dropout_12_11(std::shared_ptr<onnx::Graph>, Node* node) {
+  double ratio = 0.5, training = 0;  // opset 12's defaults
+  const auto present = [&](size_t i) {
+    return node->inputs().size() > i && !node->inputs()[i]->uniqueName().empty();
+  };
+  if (present(1) && !constant_scalar(node->inputs()[1], ratio)) refuse("Dropout", 12, "its ratio is not a constant");
+  if (present(2) && !constant_scalar(node->inputs()[2], training)) {
+    refuse("Dropout", 12, "its training_mode is not a constant");
+  }
+  if (training != 0 && ratio != 0) {
+    refuse("Dropout", 12, "training mode with ratio " + std::to_string(ratio) + " has no older form");
+  }
+  if (node->outputs().size() > 1 && !node->outputs()[1]->uses().empty()) {
+    refuse("Dropout", 12, "its mask output is read");
+  }
+  while (node->inputs().size() > 1) node->removeInput(node->inputs().size() - 1);
+  node->f_(Symbol("ratio"), ratio);
+  if (node->hasAttribute(Symbol("seed"))) node->removeAttribute(Symbol("seed"));
+  return node;
+}
+
 }  // namespace
 
 void register_down_adapters(vc::DefaultVersionConverter& c) {
   // Type extensions only.
   static const std::pair<const char*, int64_t> compatible[] = {
       {"Abs", 13}, {"Add", 13}, {"Add", 14}, {"ArgMax", 13}, {"ArgMin", 13}, {"BatchNormalization", 15},
-      {"Cast", 13}, {"Ceil", 13}, {"Clip", 13}, {"Concat", 13}, {"CumSum", 14}, {"DepthToSpace", 13},
+      {"Cast", 13}, {"Ceil", 13}, {"Clip", 13}, {"Concat", 13}, {"CumSum", 14}, {"DepthToSpace", 13}, {"Dropout", 13},
       {"Div", 13}, {"Div", 14}, {"Equal", 13}, {"Erf", 13}, {"Exp", 13}, {"Expand", 13}, {"Flatten", 13},
       {"Floor", 13}, {"Gather", 13}, {"GatherElements", 13}, {"GatherND", 13}, {"Gemm", 13}, {"Greater", 13},
       {"GreaterOrEqual", 16}, {"Identity", 13}, {"Identity", 14}, {"Identity", 16}, {"If", 13}, {"If", 16},
@@ -112,6 +161,7 @@ void register_down_adapters(vc::DefaultVersionConverter& c) {
     return node;
   });
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) c.registerAdapter(op, 13, 12, last_axis_only(op));
+  c.registerAdapter("Dropout", 12, 11, dropout_12_11);
 }
 
 namespace {

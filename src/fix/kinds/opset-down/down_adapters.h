@@ -21,6 +21,8 @@ namespace bpulint {
 //    from it): the same only along the last axis; the axis is made explicit.
 //  - Resize at 13 (roi and scales optional): an empty roi or scales is given
 //    as an empty tensor, as opset 11 takes it (prepare_resize_inputs).
+//  - Dropout at 12 (ratio and training_mode as inputs): 11 runs it as the
+//    identity, the same when training is off or its ratio is 0, the mask unread.
 // A refusal says "cannot take OP below opset N: why".
 void register_down_adapters(onnx::version_conversion::DefaultVersionConverter& converter);
 
