@@ -17,31 +17,6 @@ using namespace bpulint::test;
 
 namespace {
 
-// A Conv (a layer: on the BPU) and a post-processing tail on its output:
-// Flatten, TopK with k from a Constant, NonZero of a comparison. The Conv's
-// weight (18 KiB) is left on disk by the loader.
-std::string conv_topk(const TempDir& dir) {
-  onnx::ModelProto m = model_from_text(R"(
-<ir_version: 8, opset_import: ["" : 17], producer_name: "split-test">
-g (float[1,16,16,16] x) => (float[1,32,16,16] feat, float[1,10] scores, int64[1,10] indices, int64[4,N] where) {
-  feat = Conv <pads = [1, 1, 1, 1]> (x, W, B)
-  k = Constant <value = int64[1] {10}> ()
-  flat = Flatten <axis = 1> (feat)
-  scores, indices = TopK <axis = 1> (flat, k)
-  hits = Greater (feat, threshold)
-  where = NonZero (hits)
-}
-)");
-  std::mt19937 rng(7);
-  *m.mutable_graph()->add_initializer() = float_tensor("W", {32, 16, 3, 3}, random_floats(32 * 16 * 3 * 3, rng), true);
-  *m.mutable_graph()->add_initializer() = random_float_tensor("B", {32}, 8);
-  *m.mutable_graph()->add_initializer() = float_tensor("threshold", {}, {0.5f});
-  auto* meta = m.add_metadata_props();
-  meta->set_key("origin");
-  meta->set_value("host_split_test");
-  return save_model(dir, "conv_topk.onnx", m);
-}
-
 std::set<std::string> ops(const onnx::GraphProto& g) {
   std::set<std::string> out;
   for (const auto& n : g.node()) out.insert(n.op_type());
@@ -63,7 +38,7 @@ bool exists(const std::string& path) {
 
 TEST_CASE("host split: the TopK and NonZero tail after a Conv moves, the Conv's output is the frontier") {
   TempDir dir;
-  const ModelReport r = lint_model(conv_topk(dir), platform("j6p"));
+  const ModelReport r = lint_model(save_conv_topk(dir), platform("j6p"));
   REQUIRE(r.ok);
   HostSplitPlan plan = plan_host_split(*r.loaded, r.facts, r.placement);
   INFO(plan.reason);
@@ -103,7 +78,7 @@ TEST_CASE("host split: the TopK and NonZero tail after a Conv moves, the Conv's 
 
 TEST_CASE("host split: both parts are written, self-contained, with the weight's bytes copied") {
   TempDir dir;
-  const std::string path = conv_topk(dir);
+  const std::string path = save_conv_topk(dir);
   const ModelReport r = lint_model(path, platform("j6p"));
   REQUIRE(r.ok);
   HostSplitPlan plan = plan_host_split(*r.loaded, r.facts, r.placement);
@@ -134,7 +109,7 @@ TEST_CASE("host split: both parts are written, self-contained, with the weight's
 
 TEST_CASE("host split: a write that cannot land leaves neither part") {
   TempDir dir;
-  const std::string path = conv_topk(dir);
+  const std::string path = save_conv_topk(dir);
   const ModelReport r = lint_model(path, platform("j6p"));
   REQUIRE(r.ok);
   std::string error;
@@ -160,7 +135,7 @@ TEST_CASE("host split: a write that cannot land leaves neither part") {
 
 TEST_CASE("host split: the proof catches a lost node, a dangling tail input and a doubled output") {
   TempDir dir;
-  const ModelReport r = lint_model(conv_topk(dir), platform("j6p"));
+  const ModelReport r = lint_model(save_conv_topk(dir), platform("j6p"));
   REQUIRE(r.ok);
   std::string error;
   {
@@ -259,7 +234,7 @@ g (float[1,3,32,32] x) => (float[1,16] y) <int64[2] shape = {1, 16}> {
 
 TEST_CASE("host split: with external data each part's weights go to its own .data file") {
   TempDir dir;
-  const std::string path = conv_topk(dir);
+  const std::string path = save_conv_topk(dir);
   const ModelReport r = lint_model(path, platform("j6p"));
   REQUIRE(r.ok);
   HostSplitPlan plan = plan_host_split(*r.loaded, r.facts, r.placement);

@@ -17,26 +17,6 @@ using json = nlohmann::json;
 
 namespace {
 
-// A Conv (a layer, on the BPU) and a post-processing tail on its output.
-std::string conv_topk(const TempDir& dir) {
-  onnx::ModelProto m = model_from_text(R"(
-<ir_version: 8, opset_import: ["" : 17], producer_name: "model-fix-test">
-g (float[1,16,16,16] x) => (float[1,10] scores, int64[1,10] indices, int64[4,N] where) {
-  feat = Conv <pads = [1, 1, 1, 1]> (x, W, B)
-  k = Constant <value = int64[1] {10}> ()
-  flat = Flatten <axis = 1> (feat)
-  scores, indices = TopK <axis = 1> (flat, k)
-  hits = Greater (feat, threshold)
-  where = NonZero (hits)
-}
-)");
-  std::mt19937 rng(11);
-  *m.mutable_graph()->add_initializer() = float_tensor("W", {32, 16, 3, 3}, random_floats(32 * 16 * 3 * 3, rng), true);
-  *m.mutable_graph()->add_initializer() = random_float_tensor("B", {32}, 12);
-  *m.mutable_graph()->add_initializer() = float_tensor("threshold", {}, {0.5f});
-  return save_model(dir, "conv_topk.onnx", m);
-}
-
 // An opset-13 Conv then a Split whose sizes are an int64 initializer in
 // raw_data, as torch writes them.
 std::string conv_split_op13(const TempDir& dir) {
@@ -76,7 +56,7 @@ onnx::ModelProto read_proto(const std::string& path) {
 
 TEST_CASE("host-split: offered on j6p for the TopK and NonZero tail, with the frontier and the findings it settles") {
   TempDir dir;
-  const std::string model = conv_topk(dir);
+  const std::string model = save_conv_topk(dir);
   const json m = model_report(run_bpu_lint({model, "--platform", "j6p", "--format", "json"}));
   REQUIRE(m.contains("model_fixes"));
   REQUIRE(m["model_fixes"].size() == 1);
@@ -98,7 +78,7 @@ TEST_CASE("host-split: offered on j6p for the TopK and NonZero tail, with the fr
 
 TEST_CASE("host-split: --fix writes the BPU and host parts, re-lints the BPU part, and leaves the input as it was") {
   TempDir dir;
-  const std::string model = conv_topk(dir);
+  const std::string model = save_conv_topk(dir);
   const std::string before = read_file(model);
   const CommandResult fix = run_bpu_lint({model, "--platform", "j6p", "--fix"});
   INFO(fix.out, fix.err);

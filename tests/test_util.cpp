@@ -209,6 +209,28 @@ int count(const std::string& haystack, const std::string& needle) {
 
 std::string example_model() { return std::string(BPULINT_SOURCE_DIR) + "/examples/case_study.onnx"; }
 
+std::string save_conv_topk(const TempDir& dir) {
+  onnx::ModelProto m = model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 17], producer_name: "split-test">
+g (float[1,16,16,16] x) => (float[1,32,16,16] feat, float[1,10] scores, int64[1,10] indices, int64[4,N] where) {
+  feat = Conv <pads = [1, 1, 1, 1]> (x, W, B)
+  k = Constant <value = int64[1] {10}> ()
+  flat = Flatten <axis = 1> (feat)
+  scores, indices = TopK <axis = 1> (flat, k)
+  hits = Greater (feat, threshold)
+  where = NonZero (hits)
+}
+)");
+  std::mt19937 rng(7);
+  *m.mutable_graph()->add_initializer() = float_tensor("W", {32, 16, 3, 3}, random_floats(32 * 16 * 3 * 3, rng), true);
+  *m.mutable_graph()->add_initializer() = random_float_tensor("B", {32}, 8);
+  *m.mutable_graph()->add_initializer() = float_tensor("threshold", {}, {0.5f});
+  auto* meta = m.add_metadata_props();
+  meta->set_key("origin");
+  meta->set_value("host_split_test");
+  return save_model(dir, "conv_topk.onnx", m);
+}
+
 namespace {
 std::string shell_quote(const std::string& s) {
   std::string out = "'";

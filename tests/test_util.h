@@ -82,6 +82,12 @@ int count(const std::string& haystack, const std::string& needle);
 // The bundled case-study model.
 std::string example_model();
 
+// A Conv (a layer: on the BPU) and a post-processing tail on its output:
+// Flatten, TopK with k from a Constant, NonZero of a comparison; the Conv's
+// output is a graph output too. Saved as <dir>/conv_topk.onnx; the Conv's
+// weight (18 KiB) is left on disk by the loader. The host split's fixture.
+std::string save_conv_topk(const TempDir& dir);
+
 struct CommandResult {
   int exit_code = -1;
   std::string out;

@@ -128,7 +128,8 @@ bool apply_model_fixes(ModelRun& m, const RunOptions& o, const std::vector<const
     ModelFixOutcome outcome;
     outcome.kind = wanted->kind;
     kind->model->apply({*current.loaded, current.facts, current.placement, current.diagnostics}, *plan,
-                       {r.path, fixed_path, o.external_data}, outcome);
+                       // Standard input has no name: the split's parts are named after --fixed-model.
+                       {r.path == "-" ? fixed_path : r.path, fixed_path, o.external_data}, outcome);
     if (outcome.refused) {  // nothing written, the model stays as the step before left it
       log << printable_text(r.path) << ": " << wanted->kind << ": not applied: " << printable_text(outcome.error) << "\n";
       m.model_fix_runs.push_back(std::move(outcome));

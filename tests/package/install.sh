@@ -32,7 +32,7 @@ expect "--format " bpu-lint --for
 expect "concise csv dot github gitlab html json junit markdown sarif text " bpu-lint --format ""
 expect "github gitlab " bpu-lint --format gi
 expect "j6e j6m j6p " bpu-lint --platform j6
-expect "auto conv3d-1x1x1 convtranspose2d convtranspose2d-d-taps node-info-bpu-int16 node-info-bpu-int8 node-info-float-to-int16 " bpu-lint --fix-strategy ""
+expect "auto conv3d-1x1x1 convtranspose2d convtranspose2d-d-taps host-split node-info-bpu-int16 node-info-bpu-int8 node-info-float-to-int16 opset-down " bpu-lint --fix-strategy ""
 expect "markdown " bpu-lint rules --format m
 expect "BPU1101 BPU1102 " bpu-lint explain BPU110
 expect "compare " bpu-lint comp
