@@ -166,31 +166,40 @@ void register_down_adapters(vc::DefaultVersionConverter& c) {
 
 namespace {
 
-void decode_int64_initializers(onnx::GraphProto& graph) {
+void int64_initializers_to_constants(onnx::GraphProto& graph) {
+  std::unordered_set<std::string> inputs;
+  for (const auto& v : graph.input()) inputs.insert(v.name());
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
   for (auto& t : *graph.mutable_initializer()) {
-    if (t.data_type() != onnx::TensorProto::INT64 || t.raw_data().empty() || t.raw_data().size() % 8 != 0 ||
-        t.raw_data().size() > kInlinePayloadLimit || t.data_location() == onnx::TensorProto::EXTERNAL) {
+    const size_t bytes = t.raw_data().size() + static_cast<size_t>(t.int64_data_size()) * 8;
+    if (t.data_type() != onnx::TensorProto::INT64 || t.data_location() == onnx::TensorProto::EXTERNAL ||
+        bytes > kInlinePayloadLimit || inputs.count(t.name()) != 0) {
+      *kept.Add() = std::move(t);
       continue;
     }
-    const std::string& raw = t.raw_data();
-    for (size_t at = 0; at < raw.size(); at += 8) {
-      uint64_t bits = 0;
-      for (size_t b = 0; b < 8; ++b) bits |= static_cast<uint64_t>(static_cast<unsigned char>(raw[at + b])) << (8 * b);
-      t.add_int64_data(static_cast<int64_t>(bits));  // raw_data is little-endian, whatever the host
-    }
-    t.clear_raw_data();
+    onnx::NodeProto* c = nodes.Add();
+    c->set_op_type("Constant");
+    c->add_output(t.name());
+    onnx::AttributeProto* value = c->add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    *value->mutable_t() = std::move(t);
   }
+  for (auto& n : *graph.mutable_node()) *nodes.Add() = std::move(n);
+  graph.mutable_node()->Swap(&nodes);
+  graph.mutable_initializer()->Swap(&kept);
   for (auto& node : *graph.mutable_node()) {
     for (auto& a : *node.mutable_attribute()) {
-      if (a.has_g()) decode_int64_initializers(*a.mutable_g());
-      for (auto& g : *a.mutable_graphs()) decode_int64_initializers(g);
+      if (a.has_g()) int64_initializers_to_constants(*a.mutable_g());
+      for (auto& g : *a.mutable_graphs()) int64_initializers_to_constants(g);
     }
   }
 }
 
 }  // namespace
 
-void decode_int64_initializers(onnx::ModelProto& model) { decode_int64_initializers(*model.mutable_graph()); }
+void int64_initializers_to_constants(onnx::ModelProto& model) { int64_initializers_to_constants(*model.mutable_graph()); }
 
 void prepare_resize_inputs(onnx::ModelProto& model) {
   std::unordered_set<std::string> names;

@@ -31,11 +31,12 @@ void register_down_adapters(onnx::version_conversion::DefaultVersionConverter& c
 // graph. Run on the model before converting it below 13.
 void prepare_resize_inputs(onnx::ModelProto& model);
 
-// Moves the payload of every small int64 initializer from raw_data to
-// int64_data, at any depth (the same values). ONNX 1.17's adapters that turn
-// an input into an attribute (Split's split, Squeeze's and Reduce*'s axes,
-// 13 -> 12) read an initializer's int64_data only, and torch writes raw_data:
-// they would set an empty list. Run on the model before converting it.
-void decode_int64_initializers(onnx::ModelProto& model);
+// Every small int64 initializer (not a graph input) becomes a Constant node
+// of the same value, at any depth. ONNX 1.17's adapters that turn an input
+// into an attribute (Split's split, Squeeze's and Reduce*'s axes, 13 -> 12)
+// read an initializer's int64_data only (torch writes raw_data), and erasing
+// the initializer after frees a value they read again; their Constant-node
+// path has neither fault. Run on the model before converting it.
+void int64_initializers_to_constants(onnx::ModelProto& model);
 
 }  // namespace bpulint

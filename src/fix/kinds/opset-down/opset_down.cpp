@@ -202,7 +202,7 @@ OpsetConversion convert_opset(const onnx::ModelProto& model, int64_t target, con
   swap_out(input, aside);
   c.weights_set_aside = aside.size();
   try {
-    decode_int64_initializers(input);
+    int64_initializers_to_constants(input);
     if (c.from >= 13 && target < 13) prepare_resize_inputs(input);
     onnx::version_conversion::DefaultVersionConverter converter;
     register_down_adapters(converter);
