@@ -190,7 +190,7 @@ bool fix_and_relint(ModelRun& m, const RunOptions& o, std::ostream& log, std::os
   const bool model_written = relint_file != m.file;
   if (model_written) relint.baseline = nullptr;  // its entries name the original's path
   if (ok && !model_fixes.empty()) {
-    relint.baseline = nullptr;
+    relint.baseline = nullptr;  // the model fixes write new files: the baseline names the original's path
     if (model_written) {
       step = std::make_unique<ModelReport>(lint(relint_file, relint, read_model(relint_file)));
       if (!step->ok) {

@@ -94,15 +94,21 @@ void write_summary(JsonWriter& w, const ModelReport& r) {
 
 namespace {
 
-// Findings that say the same thing on several nodes: each group's rule, size and
-// positions in the model's "diagnostics" array (every finding stays listed there).
-void write_groups(JsonWriter& w, const ModelReport& r, const std::vector<FindingGroup>& groups, bool show_waived,
-                  Severity min_severity) {
+// Each finding's position in the model's "diagnostics" array, -1 when it is not listed.
+std::vector<long> listed_positions(const ModelReport& r, bool show_waived, Severity min_severity) {
   std::vector<long> position(r.diagnostics.size(), -1);
   long next = 0;
   for (size_t i = 0; i < r.diagnostics.size(); ++i) {
     if (listed(r.diagnostics[i], show_waived, min_severity)) position[i] = next++;
   }
+  return position;
+}
+
+// Findings that say the same thing on several nodes: each group's rule, size and
+// positions in the model's "diagnostics" array (every finding stays listed there).
+void write_groups(JsonWriter& w, const ModelReport& r, const std::vector<FindingGroup>& groups, bool show_waived,
+                  Severity min_severity) {
+  const std::vector<long> position = listed_positions(r, show_waived, min_severity);
   w.key("groups").begin_array();
   for (const auto& g : groups) {
     if (g.members.size() < 2) continue;
@@ -119,11 +125,7 @@ void write_groups(JsonWriter& w, const ModelReport& r, const std::vector<Finding
 // each would do, and the positions in "diagnostics" of the listed findings it settles.
 void write_model_fixes(JsonWriter& w, const ModelReport& r, bool show_waived, Severity min_severity) {
   if (r.model_fix_plans.empty()) return;
-  std::vector<long> position(r.diagnostics.size(), -1);
-  long next = 0;
-  for (size_t i = 0; i < r.diagnostics.size(); ++i) {
-    if (listed(r.diagnostics[i], show_waived, min_severity)) position[i] = next++;
-  }
+  const std::vector<long> position = listed_positions(r, show_waived, min_severity);
   w.key("model_fixes").begin_array();
   for (const ModelFixPlan& p : r.model_fix_plans) {
     const FixKind* kind = find_fix_kind(p.kind);
